@@ -1,0 +1,169 @@
+"""The contract every source adapter keeps.
+
+An adapter is pure parsing: it reads one export file (or one member of a zip) and
+streams `Event`, `Conversation`, `ParseIssue` and `Checkpoint` items. It never talks
+to the database; `memory_platform.ingest` turns the stream into rows.
+
+Rules (see ARCHITECTURE.md):
+- Stream. A 500 MB export is never held whole in memory more than once; JSONL is read
+  line by line, big JSON arrays with ijson.
+- Identity comes from the source: `native_id` is stable across re-exports and unique
+  per source (prefix it with the conversation id where the source's ids are only
+  unique inside a conversation).
+- Never drop a record: unknown record types become `role="other"`, `kind="unknown"`
+  with the raw record kept. A record that cannot be read at all becomes a
+  `ParseIssue` naming the line or record, and parsing goes on.
+- `raw` is the original record as parsed JSON (dict/list/str); `text` is the readable
+  text extracted from it. Both are verbatim: no summarising, no truncation.
+"""
+
+import hashlib
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Any, Protocol
+
+# Roles allowed in the store; anything else is mapped to "other" by the adapter.
+ROLES = frozenset({"user", "assistant", "system", "tool", "other"})
+
+# What a record is, orthogonal to who wrote it. "message" is a real conversational turn.
+KINDS = frozenset(
+    {"message", "tool_use", "tool_result", "thinking", "summary", "meta", "unknown"}
+)
+
+# A timestamp further in the future than this is treated as bad input.
+FUTURE_TOLERANCE = timedelta(days=1)
+
+
+@dataclass(slots=True)
+class Event:
+    native_id: str
+    conversation_id: str | None
+    role: str
+    text: str
+    raw: Any
+    occurred_at: datetime | None
+    line: int | None = None  # 1-based line (JSONL/markdown) or 1-based record index (JSON)
+    parent_id: str | None = None
+    author: str | None = None  # model name for assistants, tool name for tools
+    kind: str = "message"
+    project: str | None = None  # cwd or export project
+    git_branch: str | None = None
+    is_sidechain: bool = False
+    on_active_branch: bool = True
+    # Free-form flags worth keeping: is_meta, is_compact_summary, agent_id,
+    # time_inferred, empty_reason, message_id, request_id, ...
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Conversation:
+    native_id: str
+    title: str | None = None
+    project: str | None = None
+    started_at: datetime | None = None
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class ParseIssue:
+    file: str
+    line: int | None
+    record_id: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.line is not None:
+            where += f":{self.line}"
+        if self.record_id:
+            where += f" (record {self.record_id})"
+        return f"{where}: {self.message}"
+
+
+@dataclass(slots=True)
+class Checkpoint:
+    """Emitted last by append-only (JSONL) adapters: how far the file was consumed.
+
+    `offset` is the byte offset just past the last complete line and `line` the number
+    of complete lines read. A live file's incomplete last line is not consumed, so the
+    next import resumes exactly there.
+    """
+
+    offset: int
+    line: int
+
+
+Item = Event | Conversation | ParseIssue | Checkpoint
+
+
+class Adapter(Protocol):
+    source: str  # e.g. "claude-code"; the `source` column
+
+    def discover(self, path: Path) -> Iterator[Path]:
+        """Files this adapter reads under `path` (or `path` itself if it is a file)."""
+        ...
+
+    def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
+        """Stream items from one file. Append-only formats honour `start_offset`/`start_line`
+        (resume after a previous import); snapshot formats ignore them."""
+        ...
+
+
+# --- helpers shared by adapters -------------------------------------------------------
+
+_NUL = "\x00"
+
+
+def clean_text(value: str) -> str:
+    """PostgreSQL text cannot hold NUL; replace it visibly rather than drop the string."""
+    return value.replace(_NUL, "\ufffd") if _NUL in value else value
+
+
+def parse_iso(value: Any) -> datetime | None:
+    """ISO-8601 string -> aware UTC datetime; None if missing or unreadable."""
+    if not isinstance(value, str) or not value:
+        return None
+    text = value.strip()
+    if text.endswith("Z"):
+        text = text[:-1] + "+00:00"
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed.astimezone(timezone.utc)
+
+
+def parse_epoch(value: Any) -> datetime | None:
+    """Epoch seconds (float/int) -> aware UTC datetime; None if missing or unreadable."""
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return datetime.fromtimestamp(float(value), tz=timezone.utc)
+    except (TypeError, ValueError, OverflowError, OSError):
+        return None
+
+
+def is_future(moment: datetime, now: datetime | None = None) -> bool:
+    return moment > (now or datetime.now(timezone.utc)) + FUTURE_TOLERANCE
+
+
+def short_hash(*parts: str) -> str:
+    """Stable 16-hex-digit hash used to build native ids for sources without ids."""
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update(part.encode("utf-8", "surrogatepass"))
+        digest.update(b"\x1f")
+    return digest.hexdigest()[:16]
+
+
+_WS = re.compile(r"[ \t]+\n")
+
+
+def join_text(parts: list[str]) -> str:
+    """Join extracted text fragments with blank lines, skipping empty ones."""
+    return "\n\n".join(p for p in parts if p and p.strip())

@@ -1,0 +1,236 @@
+"""`memory-platform`: the command line face. Contract (kept stable for scripts):
+
+    memory-platform import {claude-code,claude-ai,chatgpt,gemini,notes,codex} PATH [--json]
+    memory-platform status [--json]
+    memory-platform up [--no-demo] [--no-serve] [--port 3000]
+
+Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
+are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from memory_platform.config import load_settings
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="memory-platform: every AI conversation you have had, in one searchable place.",
+)
+err = Console(stderr=True)
+out = Console()
+
+STATE = {"debug": False}
+SOURCE_KINDS = ["claude-code", "claude-ai", "chatgpt", "gemini", "notes", "codex"]
+WATCH_STALE_DAYS = 7
+
+
+@app.callback()
+def _root(
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+) -> None:
+    STATE["debug"] = debug
+
+
+def _fail(message: str, code: int = 1) -> None:
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _run(fn):
+    """Run a command body: known failures become one clear line."""
+    from memory_platform.ingest import ImportFailed
+    from memory_platform.store import DatabaseError
+
+    try:
+        return fn()
+    except typer.Exit:
+        raise
+    except (ImportFailed, DatabaseError, FileNotFoundError, PermissionError, ValueError) as exc:
+        if STATE["debug"]:
+            raise
+        _fail(str(exc))
+    except Exception as exc:  # anything else is a bug: still one line unless --debug
+        if STATE["debug"]:
+            raise
+        _fail(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+
+
+def _database():
+    from memory_platform.store import Database
+
+    return Database.from_settings(load_settings())
+
+
+@app.command("import")
+def import_command(
+    kind: Annotated[str, typer.Argument(help=f"Source format: {', '.join(SOURCE_KINDS)}.")],
+    path: Annotated[Path, typer.Argument(help="An export file, zip, or folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Import an export file or folder. Re-running adds nothing twice."""
+
+    def body():
+        from memory_platform import ingest
+
+        if kind not in SOURCE_KINDS:
+            raise ingest.ImportFailed(
+                f"unknown source {kind!r}; choose one of {', '.join(SOURCE_KINDS)}"
+            )
+        report = ingest.ImportReport()
+        targets = ingest.discover(kind, path.expanduser(), report)
+        if not targets:
+            raise ingest.ImportFailed(f"{path}: no {kind} files found there")
+        db = _database()
+        if as_json or not sys.stderr.isatty():
+            result = ingest.import_path(db, kind, path, files=targets)
+        else:
+            with Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[events]:,} events"), TimeElapsedColumn(),
+                console=err, transient=True,
+            ) as bar:
+                task = bar.add_task(f"importing {kind}", total=len(targets), events=0)
+
+                def progress(what: str, amount: int) -> None:
+                    if what == "file":
+                        bar.advance(task, amount)
+                    else:
+                        bar.update(task, events=bar.tasks[task].fields["events"] + amount)
+
+                result = ingest.import_path(db, kind, path, files=targets, progress=progress)
+        if as_json:
+            print(json.dumps(result.to_dict(), default=str))
+        else:
+            for error in result.errors:
+                err.print(f"[yellow]warning:[/] {error}", highlight=False, soft_wrap=True)
+            out.print(
+                f"{result.files} file(s): {result.events_new:,} new events, "
+                f"{result.events_existing:,} already present"
+                + (f", {result.events_revised:,} changed (kept as revisions)"
+                   if result.events_revised else "")
+                + (f", {result.files_unchanged} file(s) unchanged" if result.files_unchanged
+                   else "")
+                + (f"; {len(result.errors)} error(s)" if result.errors else ""),
+                highlight=False,
+            )
+        if result.errors:
+            raise typer.Exit(1)
+
+    _run(body)
+
+
+@app.command()
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Totals by source and month, conversations, database size, stale watched folders."""
+
+    def body():
+        from datetime import datetime, timedelta, timezone
+
+        from memory_platform.store import raw as store
+
+        settings = load_settings()
+        with _database().connect() as conn:
+            summary = store.database_summary(conn)
+            sources = store.totals_by_source(conn)
+            months = store.totals_by_month(conn)
+            warnings = []
+            if settings.claude_projects.exists():
+                last = store.last_import_under(conn, str(settings.claude_projects.resolve()))
+                stale = datetime.now(timezone.utc) - timedelta(days=WATCH_STALE_DAYS)
+                if last is None or last < stale:
+                    when = "never" if last is None else f"last on {last:%Y-%m-%d}"
+                    warnings.append(
+                        f"{settings.claude_projects} has not been imported for a week ({when}); "
+                        "Claude Code deletes transcripts after cleanupPeriodDays (default 30): "
+                        "run `memory-platform import claude-code "
+                        f"{settings.claude_projects}` or keep `memory-platform up` running"
+                    )
+        data = {
+            **summary,
+            "by_source": {
+                s: {"events": n, "conversations": c, "first": f.isoformat(), "last": l.isoformat()}
+                for s, n, c, f, l in sources
+            },
+            "by_month": [{"month": m, "source": s, "events": n} for m, s, n in months],
+            "database": settings.database_url and "external" or f"embedded ({settings.pgdata})",
+            "warnings": warnings,
+        }
+        if as_json:
+            print(json.dumps(data, default=str))
+            return
+        table = Table(title="cairn: events by source")
+        for col in ("source", "events", "conversations", "first", "last"):
+            table.add_column(col, justify="right" if col in ("events", "conversations") else "left")
+        for s, n, c, f, l in sources:
+            table.add_row(s, f"{n:,}", f"{c:,}", f"{f:%Y-%m-%d}", f"{l:%Y-%m-%d}")
+        out.print(table)
+        if months:
+            by_month = Table(title="events by month")
+            by_month.add_column("month")
+            kinds = sorted({s for _, s, _ in months})
+            for k in kinds:
+                by_month.add_column(k, justify="right")
+            grid: dict[str, dict[str, int]] = {}
+            for m, s, n in months:
+                grid.setdefault(m, {})[s] = n
+            for m in sorted(grid):
+                by_month.add_row(m, *[f"{grid[m].get(k, 0):,}" for k in kinds])
+            out.print(by_month)
+        out.print(
+            f"{summary['events']:,} events in {summary['conversations']:,} conversations from "
+            f"{summary['source_files']:,} files; database {summary['database_bytes'] / 1e6:,.1f} MB "
+            f"({data['database']})",
+            highlight=False,
+        )
+        for warning in warnings:
+            err.print(f"[yellow]warning:[/] {warning}", highlight=False, soft_wrap=True)
+
+    _run(body)
+
+
+@app.command()
+def up(
+    demo: Annotated[
+        Optional[bool],
+        typer.Option("--demo/--no-demo", help="Import the demo history (default: only when "
+                     "there is no history of your own)."),
+    ] = None,
+    serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Start the Dagster UI.")] = True,
+    port: Annotated[int, typer.Option(help="Port for the Dagster UI.")] = 3000,
+    host: Annotated[str, typer.Option(help="Address for the Dagster UI.")] = "127.0.0.1",
+) -> None:
+    """Start the database, import everything in the watched folders (a demo history on a
+    machine with none), materialize it in Dagster, and serve the Dagster UI."""
+
+    def body():
+        from memory_platform import runner
+
+        settings = load_settings()
+        summary = runner.bring_up(settings, demo=demo, log=lambda m: err.print(m, highlight=False))
+        err.print(
+            f"[green]ready:[/] {summary['events']:,} events across "
+            f"{summary['partitions']} day partitions",
+            highlight=False,
+        )
+        if serve:
+            err.print(f"Dagster UI: http://{host}:{port}  (Ctrl-C to stop)", highlight=False)
+            code = runner.serve(settings, host=host, port=port)
+            raise typer.Exit(code)
+
+    _run(body)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,3 @@
+from memory_platform.resources.cairn import CairnResource
+
+__all__ = ["CairnResource"]

@@ -1,0 +1,120 @@
+"""Watch the source folders and ingest the days whose files changed."""
+
+import hashlib
+import json
+import time
+from datetime import datetime, timedelta, timezone
+
+import dagster as dg
+
+from memory_platform import ingest
+from memory_platform.assets.cairn import raw_events, raw_events_lake
+from memory_platform.partitions import daily_partitions
+from memory_platform.resources import CairnResource
+
+CURSOR_VERSION = 1
+# Scanning a big export parses it; stop after this long and finish on the next tick
+# (the cursor only advances for files handled), so a tick never hits the sensor timeout.
+SCAN_BUDGET_SECONDS = 30.0
+
+ingest_raw_events_job = dg.define_asset_job(
+    "ingest_raw_events_job",
+    selection=[raw_events, raw_events_lake],
+    partitions_def=daily_partitions,
+    description="Import the raw events of a day or a range of days, and write their Parquet copy.",
+)
+
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+
+
+def parse_cursor(cursor: str | None) -> dict[str, list[int]]:
+    if not cursor:
+        return {}
+    data = json.loads(cursor)
+    if data.get("version") != CURSOR_VERSION:
+        return {}  # an older layout: rescan everything (idempotent, so safe)
+    return data["files"]
+
+
+def dump_cursor(files: dict[str, list[int]]) -> str:
+    return json.dumps({"version": CURSOR_VERSION, "files": files}, sort_keys=True)
+
+
+def merge_day_ranges(ranges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Merge overlapping or adjacent (first_day, last_day) ranges (YYYY-MM-DD)."""
+    merged: list[list[str]] = []
+    for first, last in sorted(ranges):
+        if merged:
+            prev_last = datetime.strptime(merged[-1][1], "%Y-%m-%d")
+            if datetime.strptime(first, "%Y-%m-%d") <= prev_last + timedelta(days=1):
+                merged[-1][1] = max(merged[-1][1], last)
+                continue
+        merged.append([first, last])
+    return [(a, b) for a, b in merged]
+
+
+def clamp_to_partitions(first: str, last: str, now: datetime) -> tuple[str, str] | None:
+    keys_start = daily_partitions.start.strftime("%Y-%m-%d")
+    today = now.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    first, last = max(first, keys_start), min(last, today)
+    return (first, last) if first <= last else None
+
+
+@dg.sensor(
+    job=ingest_raw_events_job,
+    minimum_interval_seconds=60,
+    default_status=dg.DefaultSensorStatus.RUNNING,
+)
+def source_folders_sensor(
+    context: dg.SensorEvaluationContext, cairn: CairnResource
+) -> dg.SensorResult | dg.SkipReason:
+    """Watches the Claude Code projects folder, the inbox, the notes folder and the demo
+    history. A new or changed file is catalogued (its event-time range), and the days it
+    covers are requested as one single-run range per contiguous span."""
+    settings = cairn.settings()
+    seen = parse_cursor(context.cursor)
+    targets = ingest.watched_targets(settings)
+    changed = [
+        (kind, path, size, mtime)
+        for kind, path, size, mtime in ingest.iter_stat(targets)
+        if seen.get(f"{kind}:{path}") != [size, mtime]
+    ]
+    if not changed:
+        return dg.SkipReason(f"no changes in {len(targets)} watched files")
+
+    deadline = time.monotonic() + SCAN_BUDGET_SECONDS
+    handled: list[tuple[str, str, int, int]] = []
+    ranges: list[tuple[str, str]] = []
+    from pathlib import Path
+
+    for kind, path, size, mtime in changed:
+        if handled and time.monotonic() > deadline:
+            break
+        result = ingest.scan_files(cairn.database(), [(kind, Path(path))])[0]
+        handled.append((kind, path, size, mtime))
+        if result.min_at is not None and result.max_at is not None:
+            span = clamp_to_partitions(
+                result.min_at.strftime("%Y-%m-%d"), result.max_at.strftime("%Y-%m-%d"),
+                datetime.now(timezone.utc),
+            )
+            if span:
+                ranges.append(span)
+
+    for kind, path, size, mtime in handled:
+        seen[f"{kind}:{path}"] = [size, mtime]
+    # The run key names the data that triggered it, so a replayed tick requests nothing new.
+    fingerprint = hashlib.sha256(
+        json.dumps(sorted(handled)).encode()
+    ).hexdigest()[:16]
+    requests = [
+        dg.RunRequest(
+            run_key=f"{first}..{last}:{fingerprint}",
+            tags={RANGE_START: first, RANGE_END: last},
+        )
+        for first, last in merge_day_ranges(ranges)
+    ]
+    context.log.info(
+        f"{len(handled)} of {len(changed)} changed files handled; {len(requests)} run(s)"
+    )
+    return dg.SensorResult(run_requests=requests, cursor=dump_cursor(seen))

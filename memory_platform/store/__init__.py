@@ -1,0 +1,5 @@
+"""SQL and migrations: the only package that writes SQL."""
+
+from memory_platform.store.db import Database, DatabaseError
+
+__all__ = ["Database", "DatabaseError"]
