@@ -69,7 +69,7 @@ def bring_up(
         )
         if span:
             log(f"importing raw events {span[0]} .. {span[1]} (one run)…")
-            job = defs.get_job_def("ingest_raw_events_job")
+            job = defs.resolve_job_def("ingest_raw_events_job")
             run = job.execute_in_process(
                 instance=instance, tags={RANGE_START: span[0], RANGE_END: span[1]},
                 raise_on_error=True,

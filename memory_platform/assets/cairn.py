@@ -68,7 +68,7 @@ def raw_events(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.Ma
     missing = [f.path for f in overlapping if not Path(f.path).exists()]
     report = ingest.import_path(
         database, None, settings.home, window=(start, end),
-        origin=f"dagster:{context.run_id}", files=present,
+        origin=f"dagster:{context.run.run_id}", files=present,
     )
     for error in report.errors[:MAX_ERRORS_IN_METADATA]:
         context.log.warning(str(error))

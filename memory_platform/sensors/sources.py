@@ -20,7 +20,6 @@ SCAN_BUDGET_SECONDS = 30.0
 ingest_raw_events_job = dg.define_asset_job(
     "ingest_raw_events_job",
     selection=[raw_events, raw_events_lake],
-    partitions_def=daily_partitions,
     description="Import the raw events of a day or a range of days, and write their Parquet copy.",
 )
 
