@@ -17,7 +17,7 @@ from memory_platform.store import Database
 
 SAMPLE_IMPORTS = [
     ("claude-code", "claude-code"),
-    ("codex", "codex-cli"),
+    ("codex", "codex-cli/images.jsonl"),
     ("chatgpt", "chatgpt"),
     ("claude-ai", "claude-ai"),
     ("gemini", "gemini-takeout"),

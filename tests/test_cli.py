@@ -1,0 +1,82 @@
+"""The CLI contract, run as a real subprocess (exit codes, --json, one-line errors)."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers.transcripts import write_transcript
+
+CLI = str(Path(sys.executable).parent / "memory-platform")
+
+
+def run(*args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = {**os.environ, **(env_extra or {})}
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, timeout=300)
+
+
+def test_import_json_contract_and_idempotency(home, samples_dir):
+    first = run("import", "claude-code", str(samples_dir / "claude-code"), "--json")
+    assert first.returncode == 0, first.stderr
+    data = json.loads(first.stdout)
+    assert {"files", "events_new", "events_existing", "errors"} <= set(data)
+    assert data["files"] == 6 and data["events_new"] > 100 and data["errors"] == []
+    second = json.loads(run("import", "claude-code", str(samples_dir / "claude-code"),
+                            "--json").stdout)
+    assert (second["events_new"], second["events_existing"]) == (0, data["events_new"])
+
+    status = run("status", "--json")
+    assert status.returncode == 0, status.stderr
+    totals = json.loads(status.stdout)
+    assert totals["events"] == data["events_new"]
+    assert totals["by_source"]["claude-code"]["events"] == data["events_new"]
+    assert totals["by_month"] and totals["conversations"] >= 5
+
+
+def test_record_errors_are_listed_with_file_and_line_and_exit_nonzero(home, tmp_path):
+    path = tmp_path / "t.jsonl"
+    write_transcript(path, 4)
+    lines = path.read_text().splitlines()
+    lines.insert(1, "{not json")
+    path.write_text("\n".join(lines) + "\n")
+    result = run("import", "claude-code", str(path), "--json")
+    assert result.returncode == 1
+    data = json.loads(result.stdout)
+    assert data["events_new"] == 4
+    [error] = data["errors"]
+    assert error["file"] == str(path.resolve()) and error["line"] == 2 and error["message"]
+
+    human = run("import", "claude-code", str(path))
+    assert "1 file(s): 0 new events" in human.stdout or "unchanged" in human.stdout
+
+
+def test_failures_are_one_clear_line(home, tmp_path):
+    missing = run("import", "chatgpt", str(tmp_path / "nope.zip"))
+    assert missing.returncode == 1
+    assert "no such file" in missing.stderr and "Traceback" not in missing.stderr
+    assert len(missing.stderr.strip().splitlines()) == 1
+
+    unknown = run("import", "myspace", str(tmp_path))
+    assert unknown.returncode != 0 and "unknown source" in unknown.stderr
+
+    bad_db = run("status", env_extra={
+        "MEMORY_PLATFORM_DATABASE_URL": f"postgresql://x@/none?host={tmp_path}&connect_timeout=1"})
+    assert bad_db.returncode == 1
+    assert "cannot connect to PostgreSQL" in bad_db.stderr and "Traceback" not in bad_db.stderr
+    debug = run("--debug", "status", env_extra={
+        "MEMORY_PLATFORM_DATABASE_URL": f"postgresql://x@/none?host={tmp_path}&connect_timeout=1"})
+    assert "Traceback" in debug.stderr
+
+
+def test_status_warns_when_claude_code_folder_is_not_imported(home, tmp_path):
+    projects = Path(os.environ["MEMORY_PLATFORM_CLAUDE_PROJECTS"])
+    write_transcript(projects / "-home-me" / "s.jsonl", 2)
+    result = run("status", "--json")
+    assert result.returncode == 0
+    [warning] = json.loads(result.stdout)["warnings"]
+    assert "cleanupPeriodDays" in warning
+    assert run("import", "claude-code", str(projects)).returncode == 0
+    assert json.loads(run("status", "--json").stdout)["warnings"] == []
