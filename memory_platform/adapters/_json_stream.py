@@ -1,0 +1,294 @@
+"""Streaming helpers shared by the snapshot-export adapters (claude.ai, ChatGPT, Gemini).
+
+Big exports are one JSON array of hundreds of MB, sometimes inside a zip. These helpers
+stream such arrays record by record with ijson, turn every low-level failure (broken JSON,
+truncated zip member, bad compression) into one exception type that knows how far the
+stream got, and sniff a file's format cheaply so a folder scan can pick the right files.
+"""
+
+import io
+import zipfile
+import zlib
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import ijson
+
+from memory_platform.adapters.base import ParseIssue
+
+Opener = Callable[[], BinaryIO]
+
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+# Everything that can go wrong while pulling bytes through ijson from a file or zip member.
+_READ_ERRORS: tuple[type[BaseException], ...] = (
+    ijson.JSONError,
+    zipfile.BadZipFile,
+    zlib.error,
+    EOFError,
+    OSError,
+    UnicodeDecodeError,
+    ValueError,
+)
+
+
+class StreamError(Exception):
+    """A JSON stream stopped being readable. `index` is the 1-based record being read."""
+
+    def __init__(self, index: int, message: str) -> None:
+        super().__init__(message)
+        self.index = index
+        self.message = message
+
+
+def one_line(error: BaseException, limit: int = 300) -> str:
+    """yajl error messages span several lines with an ASCII pointer; keep them greppable."""
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+class _Prefixed(io.RawIOBase):
+    """A byte stream that replays bytes already peeked before continuing with the source.
+
+    Zip members cannot seek back cheaply, so peeking the first byte must not consume it.
+    """
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:
+        if self._head:
+            if size is None or size < 0:
+                data, self._head = self._head + self._rest.read(), b""
+                return data
+            data, self._head = self._head[:size], self._head[size:]
+            return data
+        return self._rest.read(size)
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[: len(data)] = data
+        return len(data)
+
+
+def peek_start(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
+    """First non-whitespace byte (b"" for an empty/blank stream) and a stream that still
+    yields everything after a UTF-8 BOM (yajl rejects the BOM, Windows tools write it)."""
+    head = b""
+    while True:
+        chunk = stream.read(4096)
+        if not chunk:
+            break
+        head += chunk
+        body = head[3:] if head.startswith(_BOM) else head
+        if body.lstrip(_WHITESPACE) or len(head) > (1 << 20):
+            break
+    if head.startswith(_BOM):
+        head = head[3:]
+    stripped = head.lstrip(_WHITESPACE)
+    first = stripped[:1]
+    return first, _Prefixed(stripped, stream)
+
+
+def iter_records(stream: BinaryIO, prefix: str = "item") -> Iterator[tuple[int, Any]]:
+    """Yield (1-based index, record) for each element under `prefix`.
+
+    Raises StreamError naming the record being read when the JSON or the underlying bytes
+    break; records yielded before that stand.
+    """
+    index = 0
+    try:
+        for record in ijson.items(stream, prefix, use_float=True):
+            index += 1
+            yield index, record
+    except ijson.JSONError as error:
+        raise StreamError(index + 1, f"invalid JSON: {one_line(error)}") from error
+    except _READ_ERRORS as error:
+        # bad CRC, truncated deflate stream, I/O error: the bytes, not the JSON, are broken
+        kind = type(error).__name__
+        if kind == "error":  # zlib.error
+            kind = f"{type(error).__module__}.error"
+        raise StreamError(index + 1, f"read failed ({kind}): {one_line(error)}") from error
+
+
+def top_level_keys(stream: BinaryIO, stop: frozenset[str] = frozenset()) -> set[str]:
+    """Keys of a top-level JSON object, without building its values; stops early at any key
+    in `stop` so a 500 MB wrapper is not scanned to the end."""
+    keys: set[str] = set()
+    try:
+        for prefix, event, value in ijson.parse(stream):
+            if prefix == "" and event == "map_key":
+                keys.add(value)
+                if value in stop:
+                    break
+            elif prefix == "" and event == "end_map":
+                break
+    except _READ_ERRORS:
+        pass
+    return keys
+
+
+def first_record_keys(stream: BinaryIO, prefix: str, stop: frozenset[str]) -> set[str] | None:
+    """Keys of the first object under `prefix` (None if the array is empty or its first
+    element is not an object), stopping at the first key in `stop`: cheap format sniffing
+    for folder scans, without building the record."""
+    keys: set[str] = set()
+    seen_item = False
+    try:
+        for event_prefix, event, value in ijson.parse(stream):
+            if event_prefix == prefix:
+                if event == "start_map":
+                    seen_item = True
+                elif event == "map_key":
+                    keys.add(value)
+                    if value in stop:
+                        break
+                elif event == "end_map" or not seen_item:
+                    break  # end of the first object, or a first element that is no object
+            elif event_prefix == "" and event == "end_array":
+                break
+    except _READ_ERRORS:
+        pass
+    return keys if seen_item else None
+
+
+def describe_format(record: Any) -> str | None:
+    """Best guess at which export a record came from, for 'wrong adapter' messages."""
+    if not isinstance(record, dict):
+        return None
+    if "mapping" in record:
+        return "ChatGPT"
+    if "chat_messages" in record:
+        return "claude.ai"
+    if "safeHtmlItem" in record or "products" in record:
+        return "Google Takeout My Activity"
+    if "header" in record and "time" in record:
+        return "Google Takeout My Activity"
+    if "prompt_template" in record or "docs" in record:
+        return "claude.ai projects.json"
+    return None
+
+
+# Failures opening a file or zip member (truncated archive, encryption, odd compression).
+OPEN_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,
+    EOFError,
+    zlib.error,
+    zipfile.BadZipFile,
+    RuntimeError,
+    NotImplementedError,
+)
+
+
+def basename(member: str) -> str:
+    """File name of a zip member (members use '/' whatever the platform)."""
+    return member.rstrip("/").rsplit("/", 1)[-1]
+
+
+def is_zip(path: Path) -> bool:
+    """By magic bytes, so a truncated zip (which zipfile.is_zipfile rejects) still counts."""
+    if path.suffix.lower() == ".zip":
+        return True
+    try:
+        with open(path, "rb") as probe:
+            return probe.read(2) == b"PK"
+    except OSError:
+        return False
+
+
+_MARKERS = (
+    "mapping", "chat_messages", "safeHtmlItem", "products", "header", "prompt_template", "docs"
+)
+
+
+def foreign_message(record: Any, expected: str, what: str, own: frozenset[str]) -> str | None:
+    """A clear 'wrong adapter' message when the first record belongs to another export.
+
+    `own` are describe_format() guesses that this adapter accepts.
+    """
+    if not isinstance(record, dict) or expected in record:
+        return None
+    guess = describe_format(record)
+    if guess is None or guess in own:
+        return None
+    marker = next((k for k in _MARKERS if k in record), "?")
+    return (
+        f"does not look like a {what} (first record has '{marker}', expected '{expected}'; "
+        f"is this a {guess} export?)"
+    )
+
+
+def stream_array(
+    opener: Opener,
+    label: str,
+    what: str,
+    object_prefixes: Mapping[str, str],
+    check_first: Callable[[Any], str | None],
+) -> Iterator[tuple[int, Any] | ParseIssue]:
+    """Stream (index, record) pairs of a JSON export, or ParseIssues for what went wrong.
+
+    A top-level array is read as `item`; a top-level object is accepted only when it has one
+    of the keys in `object_prefixes` (key -> ijson prefix to read, "" = the object itself is
+    the one record). Empty input, other top-level values, a first record of another format
+    (`check_first` returns a message) and broken JSON each end the file with one issue;
+    records yielded before stand.
+    """
+    keys: set[str] = set()
+    try:
+        with opener() as raw:
+            first, stream = peek_start(raw)
+            if first == b"{":
+                keys = top_level_keys(stream, frozenset(object_prefixes))
+    except OPEN_ERRORS as error:
+        yield ParseIssue(label, None, None, f"cannot read: {one_line(error)}")
+        return
+    if not first:
+        yield ParseIssue(label, None, None, "empty file")
+        return
+    if first == b"[":
+        prefix = "item"
+    elif first == b"{":
+        chosen = next((k for k in object_prefixes if k in keys), None)
+        if chosen is None:
+            shown = ", ".join(sorted(keys)[:8]) or "none readable"
+            yield ParseIssue(
+                label, None, None,
+                f"does not look like a {what}: top-level JSON object (keys: {shown}) "
+                "where an array was expected",
+            )
+            return
+        prefix = object_prefixes[chosen]
+    else:
+        yield ParseIssue(
+            label, None, None,
+            f"does not look like a {what}: not a JSON array (starts with {first!r})",
+        )
+        return
+    try:
+        with opener() as raw:
+            _, stream = peek_start(raw)
+            for index, record in iter_records(stream, prefix):
+                if index == 1:
+                    foreign = check_first(record)
+                    if foreign:
+                        yield ParseIssue(label, 1, None, foreign)
+                        return
+                yield index, record
+    except StreamError as error:
+        yield ParseIssue(
+            label, error.index, None,
+            f"record {error.index}: {error.message}; stopped here",
+        )
+    except OPEN_ERRORS as error:
+        yield ParseIssue(label, None, None, f"cannot read: {one_line(error)}")
+
+
+def member_label(path: Path, member: str) -> str:
+    """How a zip member is named in issues: `export.zip!conversations.json`."""
+    return f"{path}!{member}"
