@@ -15,6 +15,8 @@ import hashlib
 import json
 import logging
 import os
+import queue
+import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -45,7 +47,7 @@ class ImportFailed(RuntimeError):
 
 
 @dataclass
-class ImportError_:
+class RecordError:
     file: str
     line: int | None
     record_id: str | None
@@ -71,9 +73,11 @@ class ImportReport:
     events_existing: int = 0
     events_revised: int = 0
     events_outside_window: int = 0
-    errors: list[ImportError_] = field(default_factory=list)
+    errors: list[RecordError] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # files not recognised as any export
     by_source: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The writer thread updates counts while the parser thread adds files.
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def count(self, source: str, new: int, existing: int) -> None:
         entry = self.by_source.setdefault(source, {"files": 0, "events_new": 0,
@@ -192,7 +196,7 @@ def _json_text(value) -> str:
     return data.decode("utf-8")
 
 
-def event_row(source: str, event: Event) -> tuple:
+def event_row(source: str, event: Event, source_file_id: int | None = None) -> tuple:
     if event.occurred_at is None or event.occurred_at.tzinfo is None:
         raise ValueError(f"adapter {source} produced an event without an aware timestamp")
     role = event.role
@@ -222,11 +226,97 @@ def event_row(source: str, event: Event) -> tuple:
         event.on_active_branch,
         _json_text(attrs),
         digest.hexdigest()[:32],
+        source_file_id,
         event.line,
     )
 
 
 # --- import ----------------------------------------------------------------------------------
+
+
+class BatchWriter:
+    """Writes rows from any number of files in big transactions, on its own connection and
+    thread, so parsing the next rows overlaps the database's work (the two use different
+    cores). A file's import state is written by a callback that runs in the transaction
+    holding the file's last rows: a crash never marks a half-written file as imported."""
+
+    def __init__(self, db: Database, report: ImportReport, progress: Progress | None,
+                 batch_events: int | None = None):
+        self._db = db
+        self._report = report
+        self._progress = progress
+        self._batch = batch_events or BATCH_EVENTS
+        self._rows: list[tuple] = []
+        self._conversations: list[tuple] = []
+        self._finals: list[Callable] = []
+        self._queue: queue.Queue = queue.Queue(maxsize=1)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._work, name="cairn-writer", daemon=True)
+        self._thread.start()
+
+    def add_row(self, row: tuple) -> None:
+        self._rows.append(row)
+        if len(self._rows) >= self._batch:
+            self._hand_over()
+
+    def add_conversation(self, row: tuple) -> None:
+        self._conversations.append(row)
+
+    def finish_file(self, callback: Callable) -> None:
+        """`callback(conn)` runs in the transaction that commits this file's last rows."""
+        self._finals.append(callback)
+
+    def _hand_over(self) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put((self._rows, self._conversations, self._finals))
+        self._rows, self._conversations, self._finals = [], [], []
+
+    def close(self) -> None:
+        """Write what is left and wait for the writer; re-raise its error, if any."""
+        try:
+            if self._rows or self._conversations or self._finals:
+                self._hand_over()
+        finally:
+            self._queue.put(None)
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    def abort(self) -> None:
+        self._rows, self._conversations, self._finals = [], [], []
+        self._queue.put(None)
+        self._thread.join()
+
+    def _work(self) -> None:
+        try:
+            with self._db.connect() as conn:
+                conn.execute("SET synchronous_commit = off")
+                while (job := self._queue.get()) is not None:
+                    if self._error is not None:
+                        continue  # drain, so the producer never blocks on a dead writer
+                    try:
+                        self._write(conn, *job)
+                    except BaseException as exc:  # handed to the producer by close()
+                        self._error = exc
+        except BaseException as exc:  # could not even connect
+            self._error = exc
+            while self._queue.get() is not None:
+                pass
+
+    def _write(self, conn, rows, conversations, finals) -> None:
+        with conn.transaction():
+            store.upsert_conversations(conn, conversations)
+            result = store.write_events(conn, rows)
+            for callback in finals:
+                callback(conn)
+        with self._report.lock:
+            for source, staged in result.staged.items():
+                new = result.new.get(source, 0)
+                self._report.count(source, new, staged - new)
+            self._report.events_revised += result.revised
+        if self._progress and rows:
+            self._progress("events", len(rows))
 
 
 def import_path(
@@ -247,13 +337,17 @@ def import_path(
     with db.connect() as conn:
         run_id = store.start_import_run(conn, origin, kind, str(path), window)
         status = "failed"
+        writer = BatchWriter(db, report, progress)
         try:
             for file_kind, file in targets:
-                _import_one(conn, file_kind, file, window, report, progress)
+                _import_one(conn, writer, file_kind, file, window, report)
                 if progress:
                     progress("file", 1)
+            writer.close()
             status = "succeeded"
         finally:
+            if status != "succeeded":
+                writer.abort()
             # Record the outcome even when a database error aborts the run.
             try:
                 store.record_import_errors(
@@ -272,31 +366,35 @@ def import_path(
 
 
 def _import_one(
-    conn, kind: str, file: Path, window, report: ImportReport, progress: Progress | None
+    conn, writer: BatchWriter, kind: str, file: Path, window, report: ImportReport
 ) -> None:
     adapter = get_adapter(kind)
     path = str(file.resolve())
     report.files += 1
-    report.by_source.setdefault(kind, {"files": 0, "events_new": 0, "events_existing": 0})
-    report.by_source[kind]["files"] += 1
+    with report.lock:
+        entry = report.by_source.setdefault(
+            kind, {"files": 0, "events_new": 0, "events_existing": 0})
+        entry["files"] += 1
     try:
         stat = file.stat()
     except OSError as exc:  # vanished between discovery and import (Claude Code cleanup)
-        report.errors.append(ImportError_(path, None, None, f"cannot read file: {exc}"))
+        report.errors.append(RecordError(path, None, None, f"cannot read file: {exc}"))
         return
     known = store.get_source_file(conn, kind, path)
     full = window is None
     if (full and known and known.imported_sha256 and known.size_bytes == stat.st_size
             and known.mtime_ns == stat.st_mtime_ns):
         report.files_unchanged += 1
-        report.count(kind, 0, known.event_count)
+        with report.lock:
+            report.count(kind, 0, known.event_count)
         return
     resume_from = known.parsed_bytes if (full and known and known.parsed_bytes) else 0
     sha, prefix_sha, hashed = hash_file(file, resume_from)
     if full and known and known.imported_sha256 == sha:
         store.touch_source_file(conn, known.id, stat.st_size, stat.st_mtime_ns)
         report.files_unchanged += 1
-        report.count(kind, 0, known.event_count)
+        with report.lock:
+            report.count(kind, 0, known.event_count)
         return
     resume = bool(
         full and known and resume_from and hashed >= resume_from
@@ -308,43 +406,18 @@ def _import_one(
     if resume:
         report.files_resumed += 1
 
-    rows: list[tuple] = []
-    conversations: list[tuple] = []
     checkpoint: Checkpoint | None = None
     min_at = max_at = None
     parsed = 0
     file_errors = 0
-
-    def flush(final: bool) -> None:
-        nonlocal rows, conversations
-        with conn.transaction():
-            store.upsert_conversations(conn, kind, conversations)
-            result = store.write_events(conn, file_id, rows)
-            if final and full:
-                offset = checkpoint.offset if checkpoint else hashed
-                lines = checkpoint.line if checkpoint else 0
-                prefix = sha if offset == hashed else hash_prefix(file, offset)
-                store.record_import(
-                    conn, file_id, sha256=sha, size=hashed, mtime_ns=stat.st_mtime_ns,
-                    parsed_bytes=offset if checkpoint else 0, parsed_lines=lines,
-                    prefix_sha256=prefix if checkpoint else None,
-                    min_at=min_at, max_at=max_at, added_events=parsed,
-                    full_parse=not resume, error_count=file_errors,
-                )
-        report.count(kind, result.new, result.existing)
-        report.events_revised += result.revised
-        if progress and rows:
-            progress("events", len(rows))
-        rows, conversations = [], []
-
     try:
         for item in adapter.parse(file, start_offset=start_offset, start_line=start_line):
             if isinstance(item, Event):
                 try:
-                    row = event_row(kind, item)
+                    row = event_row(kind, item, file_id)
                 except ValueError as exc:
                     file_errors += 1
-                    report.errors.append(ImportError_(path, item.line, item.native_id, str(exc)))
+                    report.errors.append(RecordError(path, item.line, item.native_id, str(exc)))
                     continue
                 parsed += 1
                 at = item.occurred_at
@@ -353,27 +426,42 @@ def _import_one(
                 if window is not None and not (window[0] <= at < window[1]):
                     report.events_outside_window += 1
                     continue
-                rows.append(row)
-                if len(rows) >= BATCH_EVENTS:
-                    flush(final=False)
+                writer.add_row(row)
             elif isinstance(item, Conversation):
-                conversations.append((
-                    _pg_text(item.native_id), _pg_text(item.title), _pg_text(item.project),
-                    item.started_at, item.attrs,
+                writer.add_conversation((
+                    kind, _pg_text(item.native_id), _pg_text(item.title),
+                    _pg_text(item.project), item.started_at, item.attrs,
                 ))
             elif isinstance(item, ParseIssue):
                 file_errors += 1
                 report.errors.append(
-                    ImportError_(item.file, item.line, item.record_id, item.message)
+                    RecordError(item.file, item.line, item.record_id, item.message)
                 )
             elif isinstance(item, Checkpoint):
                 checkpoint = item
-        flush(final=True)
     except (OSError, ValueError, UnicodeError) as exc:
-        # The rest of this file cannot be read; what was committed stays (it is valid and
-        # idempotent), the file keeps its old import state so the next run retries it,
-        # and the other files go on.
-        report.errors.append(ImportError_(path, None, None, f"import stopped: {exc}"))
+        # The rest of this file cannot be read. What was handed to the writer stays (it is
+        # valid and idempotent); the file keeps its old import state, so the next run
+        # retries it, and the other files go on.
+        report.errors.append(RecordError(path, None, None, f"import stopped: {exc}"))
+        return
+    if not full:
+        return
+    offset = checkpoint.offset if checkpoint else hashed
+    prefix = None
+    if checkpoint is not None:
+        prefix = sha if offset == hashed else hash_prefix(file, offset)
+
+    def record(write_conn) -> None:
+        store.record_import(
+            write_conn, file_id, sha256=sha, size=hashed, mtime_ns=stat.st_mtime_ns,
+            parsed_bytes=offset if checkpoint else 0,
+            parsed_lines=checkpoint.line if checkpoint else 0, prefix_sha256=prefix,
+            min_at=min_at, max_at=max_at, added_events=parsed, full_parse=not resume,
+            error_count=file_errors,
+        )
+
+    writer.finish_file(record)
 
 
 # --- catalog scan (Dagster's source_files asset and the sensor) ----------------------------
@@ -422,7 +510,7 @@ def scan_files(
                     errors += 1
                     if report is not None:
                         report.errors.append(
-                            ImportError_(item.file, item.line, item.record_id, item.message))
+                            RecordError(item.file, item.line, item.record_id, item.message))
             store.record_scan(conn, file_id, min_at, max_at, count, errors)
             results.append(ScanResult(kind, path, file_id, True, min_at, max_at, count, errors))
     return results

@@ -232,5 +232,28 @@ def up(
     _run(body)
 
 
+@app.command()
+def bench(
+    sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =
+        "10000,100000,1000000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/ingest.json"),
+) -> None:
+    """Ingest benchmark on synthetic histories in the real formats: parse rate, import
+    rate, database bytes per event, re-import time. Prints a table and writes JSON."""
+
+    def body():
+        from memory_platform import bench as ingest_bench
+
+        wanted = [int(s.replace("_", "")) for s in sizes.split(",") if s.strip()]
+        ingest_bench.run(wanted, out, log=lambda m: out_console(m))
+
+    _run(body)
+
+
+def out_console(message: str) -> None:
+    out.print(message, highlight=False, soft_wrap=True)
+
+
 def main() -> None:
     app()

@@ -26,6 +26,7 @@ STAGE_COLUMNS = (
     "on_active_branch",
     "attrs",
     "content_hash",
+    "source_file_id",
     "source_line",
 )
 
@@ -34,7 +35,7 @@ CREATE TEMP TABLE IF NOT EXISTS stage_events (
     source text, native_id text, conversation_native_id text, parent_native_id text,
     role text, kind text, author text, occurred_at timestamptz, text text, raw jsonb,
     project text, git_branch text, is_sidechain boolean, on_active_branch boolean,
-    attrs jsonb, content_hash text, source_line integer
+    attrs jsonb, content_hash text, source_file_id bigint, source_line integer
 ) ON COMMIT DELETE ROWS
 """
 
@@ -174,13 +175,14 @@ def touch_source_file(conn: psycopg.Connection, file_id: int, size: int, mtime_n
 
 @dataclass(frozen=True)
 class BatchResult:
-    new: int
-    existing: int
+    new: dict[str, int]  # per source
+    staged: dict[str, int]  # per source
     revised: int
 
 
-def upsert_conversations(conn: psycopg.Connection, source: str, rows: Sequence[tuple]) -> None:
-    """rows: (native_id, title, project, started_at, attrs dict). Fills gaps, never overwrites."""
+def upsert_conversations(conn: psycopg.Connection, rows: Sequence[tuple]) -> None:
+    """rows: (source, native_id, title, project, started_at, attrs dict). Fills gaps, never
+    overwrites what an earlier import stored."""
     if not rows:
         return
     with conn.cursor() as cur:
@@ -192,25 +194,27 @@ def upsert_conversations(conn: psycopg.Connection, source: str, rows: Sequence[t
                    project = COALESCE(conversations.project, EXCLUDED.project),
                    started_at = LEAST(conversations.started_at, EXCLUDED.started_at),
                    attrs = EXCLUDED.attrs || conversations.attrs""",
-            [(source, n, t, p, s, Jsonb(a)) for n, t, p, s, a in rows],
+            [(src, n, t, p, s, Jsonb(a)) for src, n, t, p, s, a in rows],
         )
 
 
-def write_events(
-    conn: psycopg.Connection, source_file_id: int | None, rows: Iterable[Sequence[Any]]
-) -> BatchResult:
+def write_events(conn: psycopg.Connection, rows: Sequence[Sequence[Any]]) -> BatchResult:
     """Stage rows (STAGE_COLUMNS order; raw/attrs as JSON text) with COPY, then insert what is
     new and record changed content as revisions. Call inside a transaction: the staging
     table empties itself on commit."""
+    staged: dict[str, int] = {}
+    for row in rows:
+        staged[row[0]] = staged.get(row[0], 0) + 1
+    if not rows:
+        return BatchResult({}, {}, 0)
     conn.execute(_STAGE_DDL)
     with conn.cursor() as cur:
         with cur.copy(f"COPY stage_events ({', '.join(STAGE_COLUMNS)}) FROM STDIN") as copy:
-            staged = 0
             for row in rows:
                 copy.write_row(row)
-                staged += 1
-        if staged == 0:
-            return BatchResult(0, 0, 0)
+        # A temp table has no statistics: without them the planner hash-joins the whole
+        # events table for every batch.
+        cur.execute("ANALYZE stage_events (source, native_id, conversation_native_id)")
         # Events may name a conversation the adapter never described (Gemini day groups,
         # truncated exports): create a bare row so the foreign key always resolves.
         cur.execute(
@@ -226,26 +230,30 @@ def write_events(
                    on_active_branch, attrs, content_hash, source_file_id, source_line)
                SELECT s.source, s.native_id, c.id, s.parent_native_id, s.role, s.kind, s.author,
                    s.occurred_at, s.text, s.raw, s.project, s.git_branch, s.is_sidechain,
-                   s.on_active_branch, s.attrs, s.content_hash, %s, s.source_line
+                   s.on_active_branch, s.attrs, s.content_hash, s.source_file_id, s.source_line
                FROM stage_events s
                LEFT JOIN conversations c
                    ON c.source = s.source AND c.native_id = s.conversation_native_id
-               ON CONFLICT (source, native_id) DO NOTHING""",
-            (source_file_id,),
+               ON CONFLICT (source, native_id) DO NOTHING
+               RETURNING source"""
         )
-        new = cur.rowcount
+        new: dict[str, int] = {}
+        for (source,) in cur.fetchall():
+            new[source] = new.get(source, 0) + 1
+        if sum(new.values()) == len(rows):  # nothing was there before, so nothing changed
+            return BatchResult(new=new, staged=staged, revised=0)
         cur.execute(
             """INSERT INTO event_revisions (event_id, content_hash, occurred_at, text, raw,
                    source_file_id, source_line)
-               SELECT e.id, s.content_hash, s.occurred_at, s.text, s.raw, %s, s.source_line
+               SELECT e.id, s.content_hash, s.occurred_at, s.text, s.raw, s.source_file_id,
+                   s.source_line
                FROM stage_events s
                JOIN events e ON e.source = s.source AND e.native_id = s.native_id
                WHERE e.content_hash <> s.content_hash
-               ON CONFLICT (event_id, content_hash) DO NOTHING""",
-            (source_file_id,),
+               ON CONFLICT (event_id, content_hash) DO NOTHING"""
         )
         revised = cur.rowcount
-    return BatchResult(new=new, existing=staged - new, revised=revised)
+    return BatchResult(new=new, staged=staged, revised=revised)
 
 
 # --- import runs ----------------------------------------------------------------------
