@@ -1,0 +1,23 @@
+"""The repository's promises about itself: CI runs the README's test command."""
+
+import re
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def test_readme_opens_with_exactly_two_setup_commands_and_ci_runs_the_second():
+    readme = (REPO / "README.md").read_text()
+    first_block = re.search(r"```bash\n(.*?)```", readme, re.S)
+    assert first_block and readme.index("```bash") < readme.index("## ")
+    commands = [line for line in first_block.group(1).splitlines() if line.strip()]
+    assert len(commands) == 2
+    assert "memory-platform up" in commands[0]
+    assert "pytest" in commands[1]
+    ci = (REPO / ".ci" / "run").read_text()
+    assert commands[1] in ci.splitlines()
+
+
+def test_workspace_names_the_definitions_module():
+    text = (REPO / "workspace.yaml").read_text()
+    assert "python_module: memory_platform.definitions" in text
