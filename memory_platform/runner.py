@@ -28,8 +28,16 @@ def has_own_history(settings: Settings) -> bool:
 def prepare_instance(settings: Settings) -> dg.DagsterInstance:
     """Dagster's own storage lives beside the data, separate from the application database."""
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    config = settings.dagster_home / "dagster.yaml"
+    if not config.exists():
+        # A personal memory store does not phone home; edit this file to change it.
+        config.write_text("telemetry:\n  enabled: false\n")
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     return dg.DagsterInstance.get()
+
+
+# Dagster's step-by-step DEBUG lines would bury what `up` has to say; warnings still show.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 
 
 def bring_up(
@@ -54,7 +62,9 @@ def bring_up(
     instance = prepare_instance(settings)
     resources = {"cairn": CairnResource()}
     log("cataloguing source files…")
-    result = dg.materialize([source_files], instance=instance, resources=resources)
+    result = dg.materialize(
+        [source_files], instance=instance, resources=resources, run_config=QUIET
+    )
     if not result.success:
         raise RuntimeError("materializing source_files failed; see `dagster dev` run logs")
     with database.connect() as conn:
@@ -72,7 +82,7 @@ def bring_up(
             job = defs.resolve_job_def("ingest_raw_events_job")
             run = job.execute_in_process(
                 instance=instance, tags={RANGE_START: span[0], RANGE_END: span[1]},
-                raise_on_error=True,
+                run_config=QUIET, raise_on_error=True,
             )
             if not run.success:
                 raise RuntimeError("the ingest run failed; see `dagster dev` run logs")

@@ -256,4 +256,9 @@ def out_console(message: str) -> None:
 
 
 def main() -> None:
+    import warnings
+
+    # Beta/preview notices from Dagster decorators are for developers, not for users.
+    warnings.filterwarnings("ignore", module="dagster")
+    warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")
     app()

@@ -32,7 +32,13 @@ def start_embedded(pgdata: Path) -> str:
     pgserver counts the processes holding the server and stops it when the last one exits,
     so a CLI command leaves nothing running behind it while `memory-platform up` keeps it up.
     """
-    import pgserver  # imported lazily: loading definitions must not start a server
+    import warnings
+
+    with warnings.catch_warnings():
+        # platformdirs warns that XDG_RUNTIME_DIR is unset (normal on servers, CI, root
+        # shells) when pgserver computes its lock folder; the fallback under /tmp is fine.
+        warnings.simplefilter("ignore")
+        import pgserver  # imported lazily: loading definitions must not start a server
 
     pgdata.mkdir(parents=True, exist_ok=True)
     try:
