@@ -32,12 +32,13 @@ from memory_platform.store import raw as store
 log = logging.getLogger(__name__)
 
 BATCH_EVENTS = 5000  # rows per transaction: big enough for COPY to pay off, small enough to redo
+CATALOG_CHUNK = 64  # files hashed and registered in the catalog with one statement
 
 # Files that sit beside real exports and hold no conversation turns.
 COMPANION_FILES = {
     "user.json", "users.json", "user_settings.json", "message_feedback.json",
     "model_comparisons.json", "shared_conversations.json", "export_manifest.json",
-    "memories.json", "projects.json", "chat.html", "sessions-index.json", "history.jsonl",
+    "memories.json", "chat.html", "sessions-index.json", "history.jsonl",
     "group_chats.json", "shopping.json", "sora.json", "conversations.json.index",
 }
 
@@ -237,8 +238,8 @@ def event_row(source: str, event: Event, source_file_id: int | None = None) -> t
 class BatchWriter:
     """Writes rows from any number of files in big transactions, on its own connection and
     thread, so parsing the next rows overlaps the database's work (the two use different
-    cores). A file's import state is written by a callback that runs in the transaction
-    holding the file's last rows: a crash never marks a half-written file as imported."""
+    cores). A file's import state is written in the transaction holding the file's last
+    rows: a crash never marks a half-written file as imported."""
 
     def __init__(self, db: Database, report: ImportReport, progress: Progress | None,
                  batch_events: int | None = None):
@@ -248,7 +249,7 @@ class BatchWriter:
         self._batch = batch_events or BATCH_EVENTS
         self._rows: list[tuple] = []
         self._conversations: list[tuple] = []
-        self._finals: list[Callable] = []
+        self._finished: list[store.ImportState] = []
         self._queue: queue.Queue = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="cairn-writer", daemon=True)
@@ -262,20 +263,20 @@ class BatchWriter:
     def add_conversation(self, row: tuple) -> None:
         self._conversations.append(row)
 
-    def finish_file(self, callback: Callable) -> None:
-        """`callback(conn)` runs in the transaction that commits this file's last rows."""
-        self._finals.append(callback)
+    def finish_file(self, state: store.ImportState) -> None:
+        """Record the file's import state in the transaction that commits its last rows."""
+        self._finished.append(state)
 
     def _hand_over(self) -> None:
         if self._error is not None:
             raise self._error
-        self._queue.put((self._rows, self._conversations, self._finals))
-        self._rows, self._conversations, self._finals = [], [], []
+        self._queue.put((self._rows, self._conversations, self._finished))
+        self._rows, self._conversations, self._finished = [], [], []
 
     def close(self) -> None:
         """Write what is left and wait for the writer; re-raise its error, if any."""
         try:
-            if self._rows or self._conversations or self._finals:
+            if self._rows or self._conversations or self._finished:
                 self._hand_over()
         finally:
             self._queue.put(None)
@@ -284,7 +285,7 @@ class BatchWriter:
             raise self._error
 
     def abort(self) -> None:
-        self._rows, self._conversations, self._finals = [], [], []
+        self._rows, self._conversations, self._finished = [], [], []
         self._queue.put(None)
         self._thread.join()
 
@@ -304,12 +305,11 @@ class BatchWriter:
             while self._queue.get() is not None:
                 pass
 
-    def _write(self, conn, rows, conversations, finals) -> None:
+    def _write(self, conn, rows, conversations, finished) -> None:
         with conn.transaction():
             store.upsert_conversations(conn, conversations)
             result = store.write_events(conn, rows)
-            for callback in finals:
-                callback(conn)
+            store.record_imports(conn, finished)
         with self._report.lock:
             for source, staged in result.staged.items():
                 new = result.new.get(source, 0)
@@ -339,10 +339,21 @@ def import_path(
         status = "failed"
         writer = BatchWriter(db, report, progress)
         try:
-            for file_kind, file in targets:
-                _import_one(conn, writer, file_kind, file, window, report)
-                if progress:
-                    progress("file", 1)
+            catalog = store.get_source_files(
+                conn, [(file_kind, str(file.resolve())) for file_kind, file in targets])
+            # Hashing and registering a chunk of files at a time keeps catalog round trips
+            # (slow while the writer thread holds the GIL) out of the per-file path.
+            for start in range(0, len(targets), CATALOG_CHUNK):
+                plans = [_plan(conn, file_kind, file, window, report, catalog)
+                         for file_kind, file in targets[start:start + CATALOG_CHUNK]]
+                ids = store.register_source_files(conn, [
+                    (p.kind, p.path, p.hashed, p.stat.st_mtime_ns, p.sha)
+                    for p in plans if p is not None])
+                for plan in plans:
+                    if plan is not None:
+                        _parse_file(writer, plan, ids[(plan.kind, plan.path)], window, report)
+                    if progress:
+                        progress("file", 1)
             writer.close()
             status = "succeeded"
         finally:
@@ -365,10 +376,26 @@ def import_path(
     return report
 
 
-def _import_one(
-    conn, writer: BatchWriter, kind: str, file: Path, window, report: ImportReport
-) -> None:
-    adapter = get_adapter(kind)
+@dataclass
+class _Plan:
+    """A file to parse, and where to start."""
+
+    kind: str
+    file: Path
+    path: str
+    stat: os.stat_result
+    sha: str  # of the first `hashed` bytes
+    hashed: int
+    resume: bool
+    start_offset: int
+    start_line: int
+
+
+def _plan(
+    conn, kind: str, file: Path, window, report: ImportReport,
+    catalog: dict[tuple[str, str], store.SourceFile],
+) -> _Plan | None:
+    """Stat and hash a file; None if it needs no parsing (unchanged, or unreadable)."""
     path = str(file.resolve())
     report.files += 1
     with report.lock:
@@ -379,39 +406,53 @@ def _import_one(
         stat = file.stat()
     except OSError as exc:  # vanished between discovery and import (Claude Code cleanup)
         report.errors.append(RecordError(path, None, None, f"cannot read file: {exc}"))
-        return
-    known = store.get_source_file(conn, kind, path)
+        return None
+    known = catalog.get((kind, path))
     full = window is None
     if (full and known and known.imported_sha256 and known.size_bytes == stat.st_size
             and known.mtime_ns == stat.st_mtime_ns):
         report.files_unchanged += 1
         with report.lock:
             report.count(kind, 0, known.event_count)
-        return
+        return None
     resume_from = known.parsed_bytes if (full and known and known.parsed_bytes) else 0
-    sha, prefix_sha, hashed = hash_file(file, resume_from)
+    try:
+        sha, prefix_sha, hashed = hash_file(file, resume_from)
+    except OSError as exc:
+        report.errors.append(RecordError(path, None, None, f"cannot read file: {exc}"))
+        return None
     if full and known and known.imported_sha256 == sha:
         store.touch_source_file(conn, known.id, stat.st_size, stat.st_mtime_ns)
         report.files_unchanged += 1
         with report.lock:
             report.count(kind, 0, known.event_count)
-        return
+        return None
     resume = bool(
         full and known and resume_from and hashed >= resume_from
         and prefix_sha == known.prefix_sha256
     )
-    file_id = store.register_source_file(conn, kind, path, hashed, stat.st_mtime_ns, sha)
-    start_offset = known.parsed_bytes if resume and known else 0
-    start_line = known.parsed_lines if resume and known else 0
     if resume:
         report.files_resumed += 1
+    return _Plan(
+        kind, file, path, stat, sha, hashed, resume,
+        start_offset=known.parsed_bytes if resume and known else 0,
+        start_line=known.parsed_lines if resume and known else 0,
+    )
 
+
+def _parse_file(
+    writer: BatchWriter, plan: _Plan, file_id: int, window, report: ImportReport
+) -> None:
+    kind, file, path = plan.kind, plan.file, plan.path
+    adapter = get_adapter(kind)
+    full = window is None
     checkpoint: Checkpoint | None = None
     min_at = max_at = None
     parsed = 0
     file_errors = 0
     try:
-        for item in adapter.parse(file, start_offset=start_offset, start_line=start_line):
+        for item in adapter.parse(file, start_offset=plan.start_offset,
+                                  start_line=plan.start_line):
             if isinstance(item, Event):
                 try:
                     row = event_row(kind, item, file_id)
@@ -447,21 +488,18 @@ def _import_one(
         return
     if not full:
         return
+    hashed, sha = plan.hashed, plan.sha
     offset = checkpoint.offset if checkpoint else hashed
     prefix = None
     if checkpoint is not None:
         prefix = sha if offset == hashed else hash_prefix(file, offset)
-
-    def record(write_conn) -> None:
-        store.record_import(
-            write_conn, file_id, sha256=sha, size=hashed, mtime_ns=stat.st_mtime_ns,
-            parsed_bytes=offset if checkpoint else 0,
-            parsed_lines=checkpoint.line if checkpoint else 0, prefix_sha256=prefix,
-            min_at=min_at, max_at=max_at, added_events=parsed, full_parse=not resume,
-            error_count=file_errors,
-        )
-
-    writer.finish_file(record)
+    writer.finish_file(store.ImportState(
+        file_id, sha256=sha, size=hashed, mtime_ns=plan.stat.st_mtime_ns,
+        parsed_bytes=offset if checkpoint else 0,
+        parsed_lines=checkpoint.line if checkpoint else 0, prefix_sha256=prefix,
+        min_at=min_at, max_at=max_at, added_events=parsed, full_parse=not plan.resume,
+        error_count=file_errors,
+    ))
 
 
 # --- catalog scan (Dagster's source_files asset and the sensor) ----------------------------
