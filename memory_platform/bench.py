@@ -73,6 +73,7 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], No
     log(f"  generated {manifest['events']:,} events in {manifest['files']:,} files "
         f"({gen_s:.1f} s)")
     targets = _targets(root)
+    input_bytes = sum(f.stat().st_size for _, f in targets)
     parsed, parse_s = _timed(lambda: _parse_only(targets))
     log(f"  parse only: {parsed / parse_s:,.0f} events/s")
 
@@ -108,7 +109,7 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], No
         "events_generated": manifest["events"],
         "files": manifest["files"],
         "by_source": manifest["by_source"],
-        "input_bytes": sum(f.stat().st_size for _, f in targets) if root.exists() else None,
+        "input_bytes": input_bytes,
         "generate_seconds": round(gen_s, 2),
         "parse_events_per_second": round(parsed / parse_s),
         "import_seconds": round(import_s, 2),
