@@ -1,0 +1,51 @@
+"""Mask text that looks like a credential before it goes into any LLM prompt (rule 10).
+
+Raw stays verbatim in cairn; this runs on the way out. Patterns favour recall: masking a
+harmless hex string costs a little context, leaking a key costs the key.
+"""
+
+import re
+
+MASK = "[secret masked]"
+
+_PATTERNS = [
+    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
+    re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),  # Anthropic
+    re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI
+    re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"),  # GitHub
+    re.compile(r"\bxox[abprs]-[A-Za-z0-9\-]{10,}"),  # Slack
+    re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"),  # AWS access key id
+    re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),  # Google API key
+    re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
+    re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}"),
+    # key=value / key: value where the key names a secret
+    re.compile(
+        r"(?i)\b((?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|"
+        r"private[_-]?key|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?)([^\s\"',;]{6,})"
+    ),
+    # credentials inside URLs: scheme://user:password@host
+    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"),
+]
+
+
+def mask_secrets(text: str) -> tuple[str, int]:
+    """Return (masked text, number of masks applied)."""
+    count = 0
+
+    def keyed(match: re.Match) -> str:
+        nonlocal count
+        count += 1
+        groups = match.groups()
+        if len(groups) == 3:  # URL credentials: keep scheme, user and host
+            return f"{groups[0]}{MASK}{groups[2]}"
+        if len(groups) == 2:  # key=value: keep the key
+            return f"{groups[0]}{MASK}"
+        return MASK
+
+    for pattern in _PATTERNS:
+        text = pattern.sub(keyed, text)
+    return text, count
+
+
+def looks_like_secret(text: str) -> bool:
+    return mask_secrets(text)[1] > 0
