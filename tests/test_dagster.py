@@ -108,6 +108,12 @@ def test_two_partitions_then_a_three_day_range(history, db, home):
     import duckdb
     total = duckdb.sql(f"SELECT count(*) FROM '{lake}/*/*.parquet'").fetchall()[0][0]
     assert total == 72
+    # the same run embedded the three days, so they are searchable
+    assert run.asset_materializations_for_node("event_embeddings")
+    with db.connect() as conn:
+        embedded = conn.execute(
+            "SELECT count(DISTINCT event_id) FROM event_embeddings").fetchone()[0]
+    assert embedded == 72
     # checks ran with the range and passed on good data
     checks = run.get_asset_check_evaluations()
     assert {c.check_name for c in checks} >= {"timestamps_in_partition_window",
@@ -132,6 +138,7 @@ def test_checks_fail_on_bad_data_and_block_the_lake(history, db):
     assert checks["roles_in_allowed_set"].passed is True
     # blocking: the Parquet copy of a partition that failed its checks is not written
     assert not run.asset_materializations_for_node("raw_events_lake")
+    assert not run.asset_materializations_for_node("event_embeddings")
 
 
 def test_quality_expectations_fail_on_bad_frames():

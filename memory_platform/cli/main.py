@@ -49,13 +49,15 @@ def _fail(message: str, code: int = 1) -> None:
 def _run(fn):
     """Run a command body: known failures become one clear line."""
     from memory_platform.ingest import ImportFailed
+    from memory_platform.llm.base import LLMError
     from memory_platform.store import DatabaseError
 
     try:
         return fn()
     except typer.Exit:
         raise
-    except (ImportFailed, DatabaseError, FileNotFoundError, PermissionError, ValueError) as exc:
+    except (ImportFailed, DatabaseError, LLMError, FileNotFoundError, PermissionError,
+            ValueError) as exc:
         if STATE["debug"]:
             raise
         _fail(str(exc))
@@ -232,21 +234,196 @@ def up(
     _run(body)
 
 
+def _parse_day(value: str | None, option: str):
+    from datetime import datetime, time, timezone
+
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date like 2026-03-01", param_hint=option)
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
 @app.command()
-def bench(
+def search(
+    query: Annotated[str, typer.Argument(help="Words, an error code, a path or a question.")],
+    k: Annotated[int, typer.Option("--k", min=1, max=100, help="How many hits.")] = 10,
+    source: Annotated[Optional[str], typer.Option(help="Only this source.")] = None,
+    project: Annotated[Optional[str], typer.Option(help="Only this project (cwd).")] = None,
+    since: Annotated[Optional[str], typer.Option(help="From this date (UTC).")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Before this date (UTC).")] = None,
+    mode: Annotated[str, typer.Option(help="hybrid, dense or keyword.")] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] = False,
+) -> None:
+    """Search everything imported, by meaning and by exact words."""
+
+    def body():
+        from memory_platform import search as service
+
+        if mode not in ("hybrid", "dense", "keyword"):
+            raise ValueError(f"unknown mode {mode!r}; use hybrid, dense or keyword")
+        filters = service.SearchFilters(source=source, project=project,
+                                        since=_parse_day(since, "--since"),
+                                        until=_parse_day(until, "--until"))
+        hits = service.search(_database(), query, k=k, filters=filters, mode=mode)
+        if as_json:
+            print(json.dumps([h.to_dict() for h in hits], default=str))
+            return
+        if not hits:
+            err.print("no hits", highlight=False)
+        for h in hits:
+            data = h.to_dict()
+            text = " ".join(str(data["text"]).split())
+            out.print(
+                f"[bold]{data['score']:.3f}[/] {str(data['occurred_at'])[:16]} "
+                f"[cyan]{data['source']}[/] {data['role']} #{data['event_id']}\n    "
+                f"{text[:300]}{'…' if len(text) > 300 else ''}",
+                highlight=False,
+            )
+
+    _run(body)
+
+
+@app.command()
+def embed(
+    since: Annotated[Optional[str], typer.Option(help="Only events from this date.")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Only events before this date.")] = None,
+) -> None:
+    """Embed every event that has no vector yet for the configured model."""
+
+    def body():
+        from memory_platform import embeddings
+
+        embedder = embeddings.get_embedder()
+        with Progress(TextColumn("[bold]embedding"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True,
+                      disable=not sys.stderr.isatty()) as bar:
+            task = bar.add_task("embed", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            stats = embeddings.embed_missing(
+                _database(), embedder, start=_parse_day(since, "--since"),
+                end=_parse_day(until, "--until"), progress=progress)
+        out.print(json.dumps(stats, default=str), highlight=False)
+
+    _run(body)
+
+
+@app.command()
+def summarize(
+    since: Annotated[str, typer.Option(help="Start date (UTC), e.g. 2026-03-01.")],
+    until: Annotated[str, typer.Option(help="End date (UTC, exclusive).")],
+    source: Annotated[Optional[str], typer.Option(help="Only this source.")] = None,
+    project: Annotated[Optional[str], typer.Option(help="Only this project.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A cited summary of a time range, made now by the configured LLM."""
+
+    def body():
+        from memory_platform.llm import CallRecorder, provider_from_env
+        from memory_platform.search import SearchFilters
+        from memory_platform.summarize import summarize_range
+
+        db = _database()
+        llm = CallRecorder(provider_from_env(), db=db)
+        result = summarize_range(db, llm, _parse_day(since, "--since"),
+                                 _parse_day(until, "--until"),
+                                 SearchFilters(source=source, project=project))
+        if as_json:
+            print(json.dumps(result.to_dict(), default=str))
+            return
+        out.print(result.summary, highlight=False)
+        for item in result.highlights:
+            cites = ", ".join(f"#{i}" for i in item["event_ids"])
+            out.print(f"- {item['text']} ({cites})", highlight=False)
+        err.print(f"{result.events_read} events read in {result.chunks} chunk(s); "
+                  f"{result.llm_calls} LLM calls", highlight=False)
+
+    _run(body)
+
+
+@app.command("mcp")
+def mcp_command(
+    http: Annotated[bool, typer.Option("--http", help="Streamable HTTP instead of stdio.")] =
+        False,
+    host: Annotated[str, typer.Option(help="Address for --http.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port for --http.")] = 8765,
+) -> None:
+    """Serve the MCP tools (cairn_search, cairn_get, cairn_timeline, cairn_summarize_range)."""
+
+    def body():
+        from memory_platform.api.app import is_loopback
+        from memory_platform.mcp.server import serve as serve_mcp
+
+        if http and not is_loopback(host):
+            raise ValueError(f"refusing to serve MCP over HTTP on {host}: bind to 127.0.0.1")
+        serve_mcp("streamable-http" if http else "stdio", host=host, port=port)
+
+    _run(body)
+
+
+@app.command()
+def serve(
+    host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="Port.")] = 8000,
+) -> None:
+    """Serve the REST API (OpenAPI at /docs). A token (MEMORY_PLATFORM_API_TOKEN) is
+    required when bound to anything but loopback."""
+
+    def body():
+        from memory_platform.api.app import serve as serve_api
+
+        serve_api(host=host, port=port, token=os.environ.get("MEMORY_PLATFORM_API_TOKEN"))
+
+    _run(body)
+
+
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
+app.add_typer(bench_app, name="bench")
+
+
+@bench_app.command("ingest")
+def bench_ingest(
     sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =
         "10000,100000,1000000",
     out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
         Path("benchmarks/results/ingest.json"),
 ) -> None:
-    """Ingest benchmark on synthetic histories in the real formats: parse rate, import
-    rate, database bytes per event, re-import time. Prints a table and writes JSON."""
+    """Ingest on synthetic histories in the real formats: parse rate, import rate,
+    database bytes per event, re-import time."""
 
     def body():
         from memory_platform import bench as ingest_bench
 
         wanted = [int(s.replace("_", "")) for s in sizes.split(",") if s.strip()]
-        ingest_bench.run(wanted, out, log=lambda m: out_console(m))
+        ingest_bench.run(wanted, out, log=out_console)
+
+    _run(body)
+
+
+@bench_app.command("search")
+def bench_search(
+    parts: Annotated[str, typer.Option(help="Any of locomo,latency,throughput.")] =
+        "locomo,latency,throughput",
+    sizes: Annotated[str, typer.Option(help="Event counts for the latency part.")] = "100000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/search.json"),
+) -> None:
+    """Retrieval quality on LoCoMo (dense, keyword, hybrid), search latency percentiles at
+    scale, and local embedding throughput."""
+
+    def body():
+        from memory_platform import bench_search
+
+        bench_search.run(out, parts=[p.strip() for p in parts.split(",") if p.strip()],
+                         sizes=[int(s.replace("_", "")) for s in sizes.split(",") if s.strip()],
+                         log=out_console)
 
     _run(body)
 

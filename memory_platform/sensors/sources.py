@@ -9,6 +9,7 @@ import dagster as dg
 
 from memory_platform import ingest
 from memory_platform.assets.cairn import raw_events, raw_events_lake
+from memory_platform.assets.embeddings import event_embeddings
 from memory_platform.partitions import daily_partitions
 from memory_platform.resources import CairnResource
 
@@ -19,8 +20,9 @@ SCAN_BUDGET_SECONDS = 30.0
 
 ingest_raw_events_job = dg.define_asset_job(
     "ingest_raw_events_job",
-    selection=[raw_events, raw_events_lake],
-    description="Import the raw events of a day or a range of days, and write their Parquet copy.",
+    selection=[raw_events, raw_events_lake, event_embeddings],
+    description="Import the raw events of a day or a range of days, write their Parquet copy "
+    "and embed them, so a session that just ended is searchable.",
 )
 
 RANGE_START = "dagster/asset_partition_range_start"

@@ -1,0 +1,1 @@
+"""The REST face of cairn (FastAPI)."""

@@ -1,0 +1,130 @@
+"""REST API over the same service layer as the CLI and the MCP server.
+
+    memory-platform serve                       # 127.0.0.1:8000, no token needed
+    memory-platform serve --host 0.0.0.0        # refused unless a token is set
+
+Bound to loopback by default. Bound anywhere else, every request needs
+`Authorization: Bearer $MEMORY_PLATFORM_API_TOKEN`.
+"""
+
+import hmac
+import ipaddress
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from pydantic import BaseModel
+
+from memory_platform.config import load_settings
+from memory_platform.store import Database
+
+
+class Hit(BaseModel):
+    event_id: int
+    source: str
+    conversation_id: int | None
+    occurred_at: datetime
+    role: str
+    kind: str | None = None
+    project: str | None = None
+    text: str
+    score: float
+
+
+class SummarizeRequest(BaseModel):
+    since: datetime
+    until: datetime
+    source: str | None = None
+    project: str | None = None
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def create_app(db: Database | None = None, *, token: str | None = None, embedder=None,
+               llm=None) -> FastAPI:
+    """The app over one database. With `token`, every route but /health requires it."""
+    from memory_platform import search as service
+
+    database = db or Database.from_settings(load_settings())
+    app = FastAPI(title="memory-platform cairn", version="0.1.0",
+                  description="Every AI conversation turn, verbatim and searchable.")
+
+    def authorize(request: Request) -> None:
+        if token is None:
+            return
+        header = request.headers.get("authorization", "")
+        scheme, _, given = header.partition(" ")
+        if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
+            raise HTTPException(status_code=401, detail="missing or wrong bearer token",
+                                headers={"WWW-Authenticate": "Bearer"})
+
+    guarded = [Depends(authorize)]
+
+    @app.get("/health")
+    def health() -> dict:
+        with database.connect() as conn:
+            conn.execute("SELECT 1")
+        return {"status": "ok"}
+
+    @app.get("/search", dependencies=guarded, response_model=list[Hit])
+    def search(
+        q: Annotated[str, Query(min_length=1, description="Words, an error code, a question")],
+        k: Annotated[int, Query(ge=1, le=100)] = 10,
+        source: str | None = None, project: str | None = None, role: str | None = None,
+        conversation_id: int | None = None,
+        since: datetime | None = None, until: datetime | None = None,
+        mode: Literal["hybrid", "dense", "keyword"] = "hybrid",
+    ) -> list[dict]:
+        filters = service.SearchFilters(source=source, project=project, role=role,
+                                        conversation_id=conversation_id, since=since,
+                                        until=until)
+        return [h.to_dict() for h in service.search(database, q, k=k, filters=filters,
+                                                     mode=mode, embedder=embedder)]
+
+    @app.get("/events/{event_id}", dependencies=guarded)
+    def get_event(event_id: int, before: Annotated[int, Query(ge=0, le=50)] = 0,
+                  after: Annotated[int, Query(ge=0, le=50)] = 0) -> dict:
+        found = service.get_event(database, event_id, before=before, after=after)
+        if found is None:
+            raise HTTPException(status_code=404, detail=f"no event with id {event_id}")
+        return found
+
+    @app.get("/timeline", dependencies=guarded)
+    def timeline(since: datetime, until: datetime, source: str | None = None,
+                 project: str | None = None) -> list[dict]:
+        return service.timeline(database, since=since, until=until,
+                                filters=service.SearchFilters(source=source, project=project))
+
+    @app.post("/summarize", dependencies=guarded)
+    def summarize(body: SummarizeRequest) -> dict:
+        from memory_platform.llm import CallRecorder, LLMNotConfigured, provider_from_env
+        from memory_platform.summarize import summarize_range
+
+        try:
+            model = llm or CallRecorder(provider_from_env(), db=database)
+        except LLMNotConfigured as exc:
+            raise HTTPException(status_code=503, detail=str(exc)) from exc
+        result = summarize_range(database, model, body.since, body.until,
+                                 service.SearchFilters(source=body.source,
+                                                       project=body.project))
+        return result.to_dict()
+
+    return app
+
+
+def serve(host: str = "127.0.0.1", port: int = 8000, token: str | None = None) -> None:
+    import uvicorn
+
+    if not is_loopback(host) and not token:
+        raise ValueError(
+            f"refusing to serve on {host} without a token: set MEMORY_PLATFORM_API_TOKEN "
+            "(clients send it as 'Authorization: Bearer <token>') or bind to 127.0.0.1"
+        )
+    uvicorn.run(create_app(token=token), host=host, port=port, log_level="info")

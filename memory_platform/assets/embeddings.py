@@ -1,0 +1,45 @@
+"""Embeddings: a derived layer over cairn's raw events."""
+
+import dagster as dg
+
+from memory_platform.assets.cairn import raw_events
+from memory_platform.embeddings import embed_missing, get_embedder
+from memory_platform.partitions import daily_partitions
+from memory_platform.resources import CairnResource
+
+
+@dg.asset(
+    group_name="cairn",
+    kinds={"postgres", "pgvector", "python"},
+    partitions_def=daily_partitions,
+    backfill_policy=dg.BackfillPolicy.single_run(),
+    deps=[raw_events],
+)
+def event_embeddings(
+    context: dg.AssetExecutionContext, cairn: CairnResource
+) -> dg.MaterializeResult:
+    """Vectors of each day's events in table `event_embeddings`, one row per (model, event,
+    chunk): the model name and dimension, the chunk's character span in the event's text,
+    and the hash of the exact model input. One partition is one UTC day of event time.
+    The model is MEMORY_PLATFORM_EMBEDDER (`local`: all-MiniLM-L6-v2, 384 dims, offline;
+    `openai`: text-embedding-3-small, 1536). Only events without vectors for that model are
+    embedded; an input already embedded elsewhere reuses its vector; blank events are
+    skipped. Raw events are read, never changed."""
+    window = context.partition_time_window
+    embedder = get_embedder()
+    counts = embed_missing(cairn.database(), embedder, start=window.start, end=window.end)
+    keys = context.partition_keys
+    context.log.info(f"{embedder.name}: {counts}")
+    return dg.MaterializeResult(
+        metadata={
+            "partitions": f"{keys[0]}..{keys[-1]}" if len(keys) > 1 else keys[0],
+            "model": embedder.name,
+            "dims": embedder.dims,
+            "events_embedded": counts["events"],
+            "chunks_written": counts["chunks"],
+            "vectors_computed": counts["embedded"],
+            "vectors_reused": counts["reused"],
+            "blank_events_skipped": counts["blank"],
+            "seconds": counts["seconds"],
+        }
+    )

@@ -1,0 +1,1 @@
+"""The MCP face of cairn (stdio and streamable HTTP)."""

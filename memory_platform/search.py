@@ -1,0 +1,311 @@
+"""The query service over cairn: hybrid search, an event with its conversation context, and a
+timeline. The CLI, the MCP server and the REST API all call these functions.
+
+Search runs in two stages. Stage one pulls candidate pools from indexes alone: the HNSW
+nearest neighbours of the query vector (per model, never mixing models) and a full-text
+pool from the GIN index on `events.text_search`, so an exact error code, path or UUID is
+found even when the embedding misses it. Stage two scores only the union of those pools
+(both signals for every candidate) and fuses them. No score is ever computed over the whole
+table.
+"""
+
+import math
+import threading
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import date, datetime, time as dtime, timezone
+from typing import Any, Literal
+
+import numpy as np
+import psycopg
+
+from memory_platform.embeddings import Embedder, get_embedder
+from memory_platform.store import Database
+from memory_platform.store import search as store
+
+Mode = Literal["hybrid", "dense", "keyword"]
+Fusion = Literal["weighted", "rrf"]
+
+# Candidates per pool. Independent of k up to k=50, so the top 10 of a k=50 search equals
+# a k=10 search (benchmarks read several k from one call).
+POOL_MIN = 100
+RRF_K = 60
+# Weighted fusion: DENSE_WEIGHT * cosine similarity + (1 - DENSE_WEIGHT) * keyword score
+# scaled to [0, 1] within the candidates. Tuned on LoCoMo (bench_search).
+DENSE_WEIGHT = 0.5
+DEFAULT_FUSION: Fusion = "weighted"
+# Filtered dense pool: exact distances over the filtered subset when the planner expects at
+# most this many events (milliseconds at 384 dims), else an oversampled HNSW probe.
+EXACT_MAX_ROWS = 20_000
+OVERSAMPLE = 2.0
+# Lexemes in more than this fraction of events carry almost no signal and make the OR query
+# match most of the table; they are dropped (unless the query has nothing rarer).
+MAX_LEXEME_FREQ = 0.2
+# Rows the stage-one keyword query may be expected to match (and score); see _pool_weights.
+KEYWORD_MATCH_BUDGET = 5_000
+
+
+class SearchError(RuntimeError):
+    """The search cannot run as asked; the message says what to do."""
+
+
+@dataclass(frozen=True)
+class SearchFilters:
+    source: str | None = None
+    project: str | None = None
+    role: str | None = None
+    conversation_id: int | None = None
+    since: datetime | date | str | None = None  # inclusive
+    until: datetime | date | str | None = None  # exclusive
+
+    def to_store(self) -> store.Filter:
+        return store.Filter(
+            source=self.source, project=self.project, role=self.role,
+            conversation_id=self.conversation_id,
+            since=_as_utc(self.since), until=_as_utc(self.until),
+        )
+
+
+@dataclass
+class Hit:
+    event_id: int
+    source: str
+    conversation_id: int | None
+    occurred_at: datetime
+    role: str
+    kind: str
+    project: str | None
+    author: str | None
+    text: str
+    score: float
+    pools: list[str] = field(default_factory=list)  # "dense", "keyword": who found it
+    dense_rank: int | None = None  # 1-based rank in each pool
+    keyword_rank: int | None = None
+    distance: float | None = None  # cosine distance of the nearest chunk
+    span: tuple[int, int] | None = None  # that chunk's [start, end) in text
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["occurred_at"] = self.occurred_at.isoformat()
+        data["span"] = list(self.span) if self.span else None
+        return data
+
+
+def search(
+    db: Database,
+    query: str,
+    *,
+    k: int = 10,
+    filters: SearchFilters | None = None,
+    mode: Mode = "hybrid",
+    embedder: Embedder | None = None,
+    fusion: Fusion | None = None,
+) -> list[Hit]:
+    """The k best events for `query`, best first. See the module docstring."""
+    if mode not in ("hybrid", "dense", "keyword"):
+        raise ValueError(f"unknown search mode {mode!r}")
+    if k <= 0 or not query.strip():
+        return []
+    fusion = fusion or DEFAULT_FUSION
+    f = (filters or SearchFilters()).to_store()
+    pool = max(POOL_MIN, 2 * k)
+    with db.connect() as conn:
+        dense: list[tuple[int, float]] = []
+        keyword: list[tuple[int, float]] = []
+        vector = None
+        if mode in ("hybrid", "dense"):
+            embedder = embedder or get_embedder()
+            dims = store.model_dims(conn, embedder.name)
+            if dims is None or not store.has_vectors(conn, embedder.name):
+                raise SearchError(
+                    f"no embeddings for model {embedder.name!r} yet: run `memory-platform "
+                    f"embed` first (or search with mode='keyword')"
+                )
+            vector = embedder.embed([query])[0]
+            dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k)
+        weights: dict[str, float] = {}
+        if mode in ("hybrid", "keyword"):
+            weights = lexeme_weights(conn, query)
+            keyword = store.keyword_pool(conn, _pool_weights(conn, query, weights, f), pool, f)
+        candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
+        dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
+        keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
+        # Stage two: both signals for every candidate, from the candidates' rows only.
+        dense_full = (store.dense_scores(conn, embedder.name, dims, vector, candidates)
+                      if vector is not None and embedder is not None else {})
+        keyword_full = store.keyword_scores(conn, weights, candidates) if weights else {}
+        scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
+                       keyword_rank)
+        top = sorted(candidates, key=lambda i: (-scores[i], i))[:k]
+        rows = store.fetch_hits(conn, top)
+    hits = []
+    for i in top:
+        row = dict(zip(store.HIT_COLUMNS, rows[i], strict=True))
+        d = dense_full.get(i)
+        hits.append(Hit(
+            event_id=i, source=row["source"], conversation_id=row["conversation_id"],
+            occurred_at=row["occurred_at"], role=row["role"], kind=row["kind"],
+            project=row["project"], author=row["author"], text=row["text"],
+            score=round(scores[i], 6),
+            pools=[p for p, ranks in (("dense", dense_rank), ("keyword", keyword_rank))
+                   if i in ranks],
+            dense_rank=dense_rank.get(i), keyword_rank=keyword_rank.get(i),
+            distance=round(d[0], 6) if d else None, span=(d[1], d[2]) if d else None,
+        ))
+    return hits
+
+
+def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: dict,
+          dense_rank: dict[int, int], keyword_rank: dict[int, int]) -> dict[int, float]:
+    if mode == "dense":
+        return {i: 1.0 - dense[i][0] for i in candidates}
+    if mode == "keyword":
+        return {i: keyword.get(i, 0.0) for i in candidates}
+    if fusion == "rrf":
+        return {
+            i: (1 / (RRF_K + dense_rank[i]) if i in dense_rank else 0.0)
+            + (1 / (RRF_K + keyword_rank[i]) if i in keyword_rank else 0.0)
+            for i in candidates
+        }
+    top_kw = max(keyword.values(), default=0.0) or 1.0
+    return {
+        i: DENSE_WEIGHT * (1.0 - dense[i][0] if i in dense else 0.0)
+        + (1 - DENSE_WEIGHT) * keyword.get(i, 0.0) / top_kw
+        for i in candidates
+    }
+
+
+def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndarray,
+                pool: int, f: store.Filter, k: int) -> list[tuple[int, float]]:
+    """pgvector 0.6 filters after the HNSW scan (no iterative scans), so a selective filter
+    could leave fewer than k rows. Small filtered subsets are searched exactly; otherwise
+    the probe is oversampled by the filter's selectivity and widened until k survive, with
+    exact search as the last resort (correct, only slower)."""
+    if f.empty:
+        return store.dense_pool(conn, model, dims, vector, pool)
+    expected = store.estimate_filtered(conn, f)
+    if expected <= EXACT_MAX_ROWS:
+        return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    total = max(1, store.estimate_filtered(conn, store.Filter()))
+    selectivity = min(1.0, expected / total)
+    # Oversample for the rows a page of results needs, not the whole pool: the HNSW scan's
+    # cost grows with ef_search (1,000 costs ~8x 100 at 100k rows).
+    want = max(2 * k, 40)
+    probe = min(store.MAX_EF_SEARCH, math.ceil(want * OVERSAMPLE / selectivity))
+    while True:
+        found = store.dense_pool(conn, model, dims, vector, pool, f, probe=probe)
+        if len(found) >= min(want, pool) or probe >= store.MAX_EF_SEARCH:
+            break
+        probe = min(store.MAX_EF_SEARCH, probe * 4)
+    if len(found) < k:
+        found = store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    return found
+
+
+_stats: dict[str, tuple[float, dict[str, float], float]] = {}
+_stats_lock = threading.Lock()
+STATS_TTL_SECONDS = 300.0
+
+
+def lexeme_weights(conn: psycopg.Connection, query: str) -> dict[str, float]:
+    """The query's lexemes with IDF weights from the planner's statistics of
+    `events.text_search` (most common elements), very common lexemes dropped."""
+    freq = _lexeme_freqs(conn, query)
+    if not freq:
+        return {}
+    kept = [lex for lex in freq if freq[lex] <= MAX_LEXEME_FREQ]
+    if not kept:
+        kept = sorted(freq, key=lambda lex: freq[lex])[:2]
+    return {lex: math.log(1 + 1 / freq[lex]) for lex in kept}
+
+
+def _lexeme_freqs(conn: psycopg.Connection, query: str) -> dict[str, float]:
+    """Fraction of events holding each query lexeme (1.0 each when never analyzed)."""
+    lexemes = store.query_lexemes(conn, query)
+    if not lexemes:
+        return {}
+    key = conn.info.dsn
+    with _stats_lock:
+        cached = _stats.get(key)
+    if cached is None or time.monotonic() - cached[0] > STATS_TTL_SECONDS:
+        freqs, floor = store.lexeme_frequencies(conn)
+        cached = (time.monotonic(), freqs, floor)
+        with _stats_lock:
+            _stats[key] = cached
+    _, freqs, floor = cached
+    if not freqs:  # never analyzed: all lexemes weigh the same (log(1 + 1/(e - 1)) = 1)
+        return dict.fromkeys(lexemes, 1 / (math.e - 1))
+    unseen = max(floor / 2, 1e-6)  # below the statistics' floor
+    return {lex: freqs.get(lex, unseen) for lex in lexemes}
+
+
+def _pool_weights(conn: psycopg.Connection, query: str, weights: dict[str, float],
+                  f: store.Filter) -> dict[str, float]:
+    """The lexemes the stage-one keyword pool queries: rarest first, while the rows they are
+    expected to match stay within KEYWORD_MATCH_BUDGET. An OR of common words matches a
+    large part of the table, and every match is scored; the dropped lexemes still count in
+    stage two, where all weights score the candidates."""
+    if len(weights) <= 1:
+        return weights
+    freq = _lexeme_freqs(conn, query)
+    rows = store.estimate_filtered(conn, f)
+    chosen: dict[str, float] = {}
+    expected = 0.0
+    for lex in sorted(weights, key=lambda lex: freq.get(lex, 1.0)):
+        expected += freq.get(lex, 1.0) * rows
+        if chosen and expected > KEYWORD_MATCH_BUDGET:
+            break
+        chosen[lex] = weights[lex]
+    return chosen
+
+
+def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -> dict | None:
+    """{"event": ..., "before": [...], "after": [...]}: the event (JSON-safe, keyed
+    `event_id`, without the raw record) and up to `before`/`after` turns around it in its
+    conversation, ordered by (occurred_at, id), oldest first. None if there is no such event.
+    """
+    with db.connect() as conn:
+        event = store.get_event(conn, event_id)
+        if event is None:
+            return None
+        earlier, later = store.conversation_neighbours(conn, event, max(0, before),
+                                                       max(0, after))
+    return {"event": _json_safe(event), "before": [_json_safe(e) for e in earlier],
+            "after": [_json_safe(e) for e in later]}
+
+
+def timeline(
+    db: Database,
+    *,
+    since: datetime | date | str | None,
+    until: datetime | date | str | None,
+    filters: SearchFilters | None = None,
+) -> list[dict]:
+    """Events per UTC day and source in [since, until) (and the other filters)."""
+    base = filters or SearchFilters()
+    f = base.to_store()
+    f = store.Filter(source=f.source, project=f.project, role=f.role,
+                     conversation_id=f.conversation_id,
+                     since=_as_utc(since) if since is not None else f.since,
+                     until=_as_utc(until) if until is not None else f.until)
+    with db.connect() as conn:
+        rows = store.timeline(conn, f)
+    return [{"day": day, "source": source, "events": n} for day, source, n in rows]
+
+
+def _as_utc(value: datetime | date | str | None) -> datetime | None:
+    """Aware UTC datetimes; a date means its UTC midnight, a naive datetime is UTC."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if not isinstance(value, datetime):
+        value = datetime.combine(value, dtime.min)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _json_safe(row: dict) -> dict:
+    return {("event_id" if k == "id" else k): v.isoformat() if isinstance(v, datetime) else v
+            for k, v in row.items()}

@@ -1,0 +1,284 @@
+"""Embeddings: providers, chunking, `embed_missing` (reuse, skips, model switching), the
+Dagster asset, and the openai provider against a local stub of POST /v1/embeddings."""
+
+import hashlib
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+import dagster as dg
+import numpy as np
+import pytest
+
+from helpers.vendor_stubs import VendorStub
+from memory_platform.adapters.base import Event
+from memory_platform.embeddings import (
+    LocalEmbedder,
+    OpenAIEmbedder,
+    chunk_by_chars,
+    embed_missing,
+    get_embedder,
+)
+from memory_platform.ingest import event_row
+from memory_platform.store import Database
+from memory_platform.store import raw
+from memory_platform.store import search as store
+
+EMBEDDINGS_PATH = "/v1/embeddings"
+
+
+# --- shared helpers (test_search imports these) -------------------------------------------
+
+
+def at(day: int, hour: int = 12, minute: int = 0) -> datetime:
+    return datetime(2026, 3, day, hour, minute, tzinfo=timezone.utc)
+
+
+def add_events(db: Database, source: str, items: Sequence[dict]) -> list[int]:
+    """items: native_id, text, occurred_at, optional conversation, role, kind, project.
+    Returns the stored ids in the items' order; statistics are refreshed (ANALYZE)."""
+    rows = [
+        event_row(source, Event(
+            native_id=item["native_id"], conversation_id=item.get("conversation"),
+            role=item.get("role", "user"), text=item["text"], raw={"t": item["text"]},
+            occurred_at=item["occurred_at"], kind=item.get("kind", "message"),
+            project=item.get("project"),
+        ))
+        for item in items
+    ]
+    with db.connect() as conn:
+        with conn.transaction():
+            raw.write_events(conn, rows)
+        conn.execute("ANALYZE events")
+        found = dict(conn.execute(
+            "SELECT native_id, id FROM events WHERE source = %s AND native_id = ANY(%s)",
+            (source, [item["native_id"] for item in items]),
+        ).fetchall())
+    return [found[item["native_id"]] for item in items]
+
+
+class HashEmbedder:
+    """Deterministic pseudo-random unit vectors per input; records every input it embeds."""
+
+    def __init__(self, name: str = "hash-8", dims: int = 8, max_chars: int = 40):
+        self.name = name
+        self.dims = dims
+        self.max_chars = max_chars
+        self.calls: list[str] = []
+
+    def chunk(self, text: str) -> list[tuple[int, int]]:
+        return chunk_by_chars(text, self.max_chars, overlap=5)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.extend(texts)
+        out = np.zeros((len(texts), self.dims), dtype=np.float32)
+        for i, text in enumerate(texts):
+            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
+            v = np.random.default_rng(seed).standard_normal(self.dims)
+            out[i] = v / np.linalg.norm(v)
+        return out
+
+
+@pytest.fixture(scope="session")
+def local_embedder() -> LocalEmbedder:
+    """The real offline model, loaded once per test session (seconds of CPU each time)."""
+    embedder = get_embedder("local")
+    assert isinstance(embedder, LocalEmbedder)
+    return embedder
+
+
+def rows_of(db: Database, model: str) -> list[tuple]:
+    with db.connect() as conn:
+        return conn.execute(
+            """SELECT event_id, chunk, span_start, span_end, dims, content_hash
+               FROM event_embeddings WHERE model = %s ORDER BY event_id, chunk""",
+            (model,),
+        ).fetchall()
+
+
+# --- chunking ------------------------------------------------------------------------------
+
+
+def test_chunk_by_chars_covers_the_text_with_overlap():
+    text = " ".join(f"word{i}" for i in range(200))
+    spans = chunk_by_chars(text, 100, overlap=20)
+    assert spans[0][0] == 0 and spans[-1][1] == len(text)
+    assert all(e - s <= 100 for s, e in spans)
+    assert all(b[0] < a[1] for a, b in zip(spans, spans[1:], strict=False))  # overlapping
+    assert chunk_by_chars("", 10) == [] and chunk_by_chars("short", 10) == [(0, 5)]
+
+
+def test_local_model_chunks_long_turns_with_spans(db, local_embedder):
+    long_text = ("The deploy failed because the migration locked the table. " * 60).strip()
+    ids = add_events(db, "notes", [
+        {"native_id": "long", "text": long_text, "occurred_at": at(1)},
+        {"native_id": "short", "text": "a short note", "occurred_at": at(1)},
+    ])
+    counts = embed_missing(db, local_embedder)
+    assert counts["events"] == 2 and counts["chunks"] > 2
+    rows = rows_of(db, local_embedder.name)
+    long_rows = [r for r in rows if r[0] == ids[0]]
+    assert len(long_rows) >= 3, "a 600-token turn is chunked, not truncated at 256"
+    assert [r[1] for r in long_rows] == list(range(len(long_rows)))
+    assert long_rows[0][2] == 0 and long_rows[-1][3] == len(long_text)
+    for (_, _, s1, e1, *_), (_, _, s2, e2, *_) in zip(long_rows, long_rows[1:],
+                                                      strict=False):
+        assert s2 < e1 <= e2, "consecutive chunks overlap and move forward"
+    assert all(r[4] == 384 for r in rows)
+    tokens = local_embedder._tokenizer(long_text[long_rows[1][2]:long_rows[1][3]],
+                                       add_special_tokens=False)["input_ids"]
+    assert len(tokens) <= local_embedder.max_tokens
+
+
+# --- embed_missing ---------------------------------------------------------------------------
+
+
+def test_reembedding_skips_unchanged_and_reuses_identical_inputs(db):
+    embedder = HashEmbedder()
+    add_events(db, "notes", [
+        {"native_id": "a", "text": "continue", "occurred_at": at(1)},
+        {"native_id": "b", "text": "continue", "occurred_at": at(1, 13)},
+        {"native_id": "c", "text": "something else", "occurred_at": at(1, 14)},
+        {"native_id": "blank", "text": "   ", "occurred_at": at(1, 15)},
+    ])
+    first = embed_missing(db, embedder)
+    assert first["events"] == 3 and first["blank"] == 1
+    assert embedder.calls.count("continue") == 1, "identical input embedded once"
+    assert first["embedded"] == 2 and first["reused"] == 1
+    again = embed_missing(db, embedder)
+    assert again["events"] == 0 and again["embedded"] == 0 and len(embedder.calls) == 2
+    # a new event repeating stored text reuses the stored vector, no model call
+    add_events(db, "notes", [{"native_id": "d", "text": "continue", "occurred_at": at(2)}])
+    third = embed_missing(db, embedder)
+    assert third == {**third, "events": 1, "embedded": 0, "reused": 1}
+    assert len(embedder.calls) == 2
+    with db.connect() as conn:
+        vectors = conn.execute(
+            "SELECT DISTINCT embedding::text FROM event_embeddings e JOIN events v "
+            "ON v.id = e.event_id WHERE v.text = 'continue'").fetchall()
+        untouched = conn.execute("SELECT count(*) FROM events").fetchone()[0]
+    assert len(vectors) == 1 and untouched == 5
+
+
+def test_window_limits_what_is_embedded(db):
+    embedder = HashEmbedder()
+    ids = add_events(db, "notes", [
+        {"native_id": f"n{d}", "text": f"day {d}", "occurred_at": at(d)} for d in (1, 2, 3)
+    ])
+    counts = embed_missing(db, embedder, start=at(2, 0), end=at(3, 0))
+    assert counts["events"] == 1
+    assert [r[0] for r in rows_of(db, embedder.name)] == [ids[1]]
+
+
+def test_switching_models_writes_separate_rows_and_indexes(db):
+    a, b = HashEmbedder("hash-a", 8), HashEmbedder("hash-b", 16)
+    add_events(db, "notes", [
+        {"native_id": f"n{i}", "text": f"note number {i}", "occurred_at": at(1)}
+        for i in range(5)
+    ])
+    embed_missing(db, a)
+    embed_missing(db, b)
+    assert len(rows_of(db, "hash-a")) == 5 and len(rows_of(db, "hash-b")) == 5
+    assert {r[4] for r in rows_of(db, "hash-a")} == {8}
+    assert {r[4] for r in rows_of(db, "hash-b")} == {16}
+    with db.connect() as conn:
+        indexes = {r[0]: r[1] for r in conn.execute(
+            "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'event_embeddings'")}
+        assert store.list_models(conn) == [("hash-a", 8, 5), ("hash-b", 16, 5)]
+        with pytest.raises(ValueError, match="8 dimensions"):
+            store.ensure_model(conn, "hash-a", 16)
+    assert "vector(8)" in indexes[store.index_name("hash-a")]
+    assert "'hash-b'" in indexes[store.index_name("hash-b")]
+
+
+def test_progress_reports_done_and_total(db):
+    add_events(db, "notes", [
+        {"native_id": f"n{i}", "text": f"note {i}", "occurred_at": at(1)} for i in range(5)
+    ])
+    seen = []
+    embed_missing(db, HashEmbedder(), progress=lambda done, total: seen.append((done, total)),
+                  page_events=2)
+    assert seen == [(2, 5), (4, 5), (5, 5)]
+
+
+# --- the Dagster asset -----------------------------------------------------------------------
+
+
+def test_asset_materializes_a_partition_range(db, home, local_embedder):
+    from memory_platform.assets.embeddings import event_embeddings
+    from memory_platform.resources import CairnResource
+
+    ids = add_events(db, "notes", [
+        {"native_id": f"n{d}", "text": f"we shipped release {d}", "occurred_at": at(d)}
+        for d in (1, 2, 3, 4)
+    ])
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [event_embeddings], partition_key="2026-03-02", instance=instance,
+        resources={"cairn": CairnResource()},
+    )
+    assert result.success
+    meta = result.asset_materializations_for_node("event_embeddings")[0].metadata
+    assert meta["events_embedded"].value == 1 and meta["model"].value == local_embedder.name
+    assert [r[0] for r in rows_of(db, local_embedder.name)] == [ids[1]]
+
+
+# --- openai through a local stub ---------------------------------------------------------------
+
+
+def _embedding_reply(stub: VendorStub, n: int, dims: int = 1536) -> None:
+    data = []
+    for i in range(n):
+        vector = [0.0] * dims
+        vector[i % dims] = 2.0  # not unit length: the embedder normalises
+        data.append({"object": "embedding", "index": i, "embedding": vector})
+    stub.script(EMBEDDINGS_PATH, 200, {
+        "object": "list", "data": data, "model": "text-embedding-3-small",
+        "usage": {"prompt_tokens": 3 * n, "total_tokens": 3 * n},
+    })
+
+
+def test_openai_embedder_batches_and_backs_off_on_429(db, monkeypatch):
+    from helpers.vendor_stubs import FAST_RETRY
+
+    sleeps: list[float] = []
+    with VendorStub() as stub:
+        embedder = OpenAIEmbedder(api_key="sk-test", base_url=stub.openai_base_url,
+                                  max_retries=0, sleep=sleeps.append)
+        embedder.batch_size = 2
+        stub.script(EMBEDDINGS_PATH, 429,
+                    {"error": {"message": "slow down", "type": "rate_limit_exceeded",
+                               "param": None, "code": None}}, dict(FAST_RETRY))
+        _embedding_reply(stub, 2)
+        _embedding_reply(stub, 1)
+        vectors = embedder.embed(["alpha", "beta", "gamma"])
+        requests = stub.requests_to(EMBEDDINGS_PATH)
+    assert vectors.shape == (3, 1536)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert sleeps == [1.0] and embedder.rate_limited == 1
+    assert [r.body["input"] for r in requests] == [["alpha", "beta"], ["alpha", "beta"],
+                                                   ["gamma"]]
+    assert requests[0].body["model"] == "text-embedding-3-small"
+    assert requests[0].headers["authorization"] == "Bearer sk-test"
+
+
+def test_openai_embedder_fills_its_own_rows(db):
+    with VendorStub() as stub:
+        embedder = OpenAIEmbedder(api_key="sk-test", base_url=stub.openai_base_url)
+        add_events(db, "notes", [
+            {"native_id": "a", "text": "first", "occurred_at": at(1)},
+            {"native_id": "b", "text": "second", "occurred_at": at(1)},
+        ])
+        _embedding_reply(stub, 2)
+        counts = embed_missing(db, embedder)
+    assert counts["embedded"] == 2
+    assert {r[4] for r in rows_of(db, "text-embedding-3-small")} == {1536}
+
+
+def test_unknown_embedder_and_missing_key_are_loud(monkeypatch):
+    from memory_platform.embeddings import EmbeddingError
+
+    with pytest.raises(EmbeddingError, match="unknown embedder"):
+        get_embedder("nope")
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with pytest.raises(EmbeddingError, match="OPENAI_API_KEY"):
+        OpenAIEmbedder()
