@@ -191,6 +191,17 @@ def basename(member: str) -> str:
     return member.rstrip("/").rsplit("/", 1)[-1]
 
 
+def open_zip(path: Path) -> "zipfile.ZipFile | ParseIssue":
+    """The archive, or a ParseIssue saying why it can't be opened (truncated downloads of
+    exports are common)."""
+    try:
+        return zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as error:
+        return ParseIssue(
+            str(path), None, None, f"cannot open zip (truncated or corrupt?): {one_line(error)}"
+        )
+
+
 def is_zip(path: Path) -> bool:
     """By magic bytes, so a truncated zip (which zipfile.is_zipfile rejects) still counts."""
     if path.suffix.lower() == ".zip":

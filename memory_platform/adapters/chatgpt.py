@@ -21,6 +21,7 @@ from memory_platform.adapters._json_stream import (
     first_record_keys,
     foreign_message,
     is_zip,
+    open_zip,
     member_label,
     one_line,
     peek_start,
@@ -178,13 +179,9 @@ class ChatGptAdapter:
             yield from self._parse_file(lambda: open(path, "rb"), str(path), seen)
 
     def _parse_zip(self, path: Path, seen: set[str]) -> Iterator[Item]:
-        try:
-            archive = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as error:
-            yield ParseIssue(
-                str(path), None, None,
-                f"cannot open zip (truncated or corrupt?): {one_line(error)}",
-            )
+        archive = open_zip(path)
+        if isinstance(archive, ParseIssue):
+            yield archive
             return
         with archive:
             members = _shard_members(archive.namelist())

@@ -20,6 +20,7 @@ from memory_platform.adapters._json_stream import (
     first_record_keys,
     foreign_message,
     is_zip,
+    open_zip,
     member_label,
     one_line,
     peek_start,
@@ -222,13 +223,9 @@ class ClaudeAiAdapter:
     # --- containers ---------------------------------------------------------------------
 
     def _parse_zip(self, path: Path) -> Iterator[Item]:
-        try:
-            archive = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError) as error:
-            yield ParseIssue(
-                str(path), None, None,
-                f"cannot open zip (truncated or corrupt?): {one_line(error)}",
-            )
+        archive = open_zip(path)
+        if isinstance(archive, ParseIssue):
+            yield archive
             return
         with archive:
             names = archive.namelist()
