@@ -46,6 +46,8 @@ from memory_platform.adapters.claude_code import (
     JsonLine,
     JsonlReader,
     TimeFiller,
+    _dumps,
+    _str_or_dump,
     pg_text,
     scan_back,
 )
@@ -99,16 +101,6 @@ _RESPONSE_ITEM_TYPES = frozenset(
 _UUID_TAIL = re.compile(
     r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _str_or_dump(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else _dumps(value)
 
 
 def _items_text(content: Any) -> str:
