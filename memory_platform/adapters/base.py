@@ -161,9 +161,6 @@ def short_hash(*parts: str) -> str:
     return digest.hexdigest()[:16]
 
 
-_WS = re.compile(r"[ \t]+\n")
-
-
 def join_text(parts: list[str]) -> str:
     """Join extracted text fragments with blank lines, skipping empty ones."""
     return "\n\n".join(p for p in parts if p and p.strip())

@@ -4,6 +4,7 @@ import hashlib
 import json
 import time
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import dagster as dg
 
@@ -87,8 +88,6 @@ def source_folders_sensor(
     deadline = time.monotonic() + SCAN_BUDGET_SECONDS
     handled: list[tuple[str, str, int, int]] = []
     ranges: list[tuple[str, str]] = []
-    from pathlib import Path
-
     for kind, path, size, mtime in changed:
         if handled and time.monotonic() > deadline:
             break
