@@ -18,7 +18,6 @@ Rules (see ARCHITECTURE.md):
 """
 
 import hashlib
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
