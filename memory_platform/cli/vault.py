@@ -1,0 +1,128 @@
+"""`memory-platform vault ...`: durable memories from the command line.
+
+    memory-platform vault add NAMESPACE TEXT [--category C] [--json]
+    memory-platform vault list NAMESPACE [--status active|archived|all] [--json]
+    memory-platform vault search QUERY [--namespace N] [--k 10] [--json]
+
+`list` prints every memory and the total (never a capped page); with --json one object
+{"namespace", "total", "memories": [...]}.
+
+The shared helpers (`_run`, `_database`, consoles) live in cli/main.py, which registers this
+app; they are imported inside the commands because main.py imports this module.
+"""
+
+import getpass
+import json
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+
+vault_app = typer.Typer(
+    no_args_is_help=True,
+    help="Durable memories, one namespace per project or persona.",
+)
+
+STATUSES = ("active", "archived", "all")
+
+
+def _actor() -> str:
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        # getuser() fails in containers with no passwd entry and no USER; the audit row
+        # still says the write came from the CLI.
+        return "cli"
+
+
+def _one_line(text: str, width: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text[:width] + ("…" if len(text) > width else "")
+
+
+@vault_app.command("add")
+def vault_add(
+    namespace: Annotated[str, typer.Argument(help="e.g. personal, or a project's slug.")],
+    text: Annotated[str, typer.Argument(help="The memory, one self-contained statement.")],
+    category: Annotated[str, typer.Option(
+        help="user, feedback, project or reference.")] = "user",
+    as_json: Annotated[bool, typer.Option("--json", help="Print the stored memory.")] = False,
+) -> None:
+    """Add a memory to a namespace (created on first write); the same text is added once."""
+    from memory_platform.cli.main import _database, _run, out
+
+    def body():
+        from memory_platform import vault
+
+        row = vault.add(_database(), namespace, text, category, _actor())
+        if as_json:
+            print(json.dumps(row, default=str))
+            return
+        verb = "added" if row["created"] else "already there:"
+        out.print(f"{verb} #{row['id']} in {row['namespace']} [{row['category']}]",
+                  highlight=False, markup=False)
+
+    _run(body)
+
+
+@vault_app.command("list")
+def vault_list(
+    namespace: Annotated[str, typer.Argument(help="The namespace to list.")],
+    status: Annotated[str, typer.Option(help="active, archived or all.")] = "active",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Every memory of a namespace, oldest first, and the total."""
+    from memory_platform.cli.main import _database, _run, out
+
+    def body():
+        from memory_platform import vault
+
+        if status not in STATUSES:
+            raise ValueError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+        rows, total = vault.list_all(_database(), namespace,
+                                     status=None if status == "all" else status)
+        if as_json:
+            print(json.dumps({"namespace": namespace, "total": total, "memories": rows},
+                             default=str))
+            return
+        for row in rows:
+            review = f" ({row['review']})" if row["review"] else ""
+            # markup=False: a memory's text may hold brackets ("[tool.ruff]") that rich
+            # would read as style tags, and a stray "[/x]" would crash the listing.
+            out.print(f"#{row['id']} [{row['category']}] {str(row['created_at'])[:10]}"
+                      f"{review} {_one_line(row['text'])}", highlight=False, soft_wrap=True,
+                      markup=False)
+        noun = "memory" if total == 1 else "memories"
+        out.print(f"total: {total} {noun} in {namespace} (status: {status})", highlight=False)
+
+    _run(body)
+
+
+@vault_app.command("search")
+def vault_search(
+    query: Annotated[str, typer.Argument(help="Words, a question, a port, a version.")],
+    namespace: Annotated[Optional[str], typer.Option(
+        help="Only this namespace (default: every primary namespace).")] = None,
+    k: Annotated[int, typer.Option("--k", min=1, max=100, help="How many hits.")] = 10,
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] =
+        False,
+) -> None:
+    """Search memories by meaning and by exact words."""
+    from memory_platform.cli.main import _database, _run, err, out
+
+    def body():
+        from memory_platform import vault
+
+        hits = vault.search(_database(), query, namespace=namespace, k=k)
+        if as_json:
+            print(json.dumps(hits, default=str))
+            return
+        if not hits:
+            err.print("no hits", highlight=False)
+        for hit in hits:
+            score = f"{hit['similarity']:.3f}" if hit["similarity"] is not None else "  -  "
+            out.print(f"[bold]{score}[/] [cyan]{hit['namespace']}[/] #{hit['id']} "
+                      f"({hit['match']})\n    {escape(_one_line(hit['text']))}",
+                      highlight=False)
+
+    _run(body)

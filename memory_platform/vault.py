@@ -1,0 +1,198 @@
+"""The vault's service layer: durable memories, one namespace per project or persona. Plain
+functions over a `Database`, called by the CLI now and by the REST and MCP faces later.
+
+Vectors of memories come from the vault embedder, named by MEMORY_PLATFORM_VAULT_EMBEDDER
+(default `local`, the plain all-MiniLM-L6-v2). It is chosen separately from the events'
+embedder on purpose: events may use a context-carrying variant, while a memory is a
+self-contained sentence, and the dedup gate must compare memories in one vector space.
+"""
+
+import os
+import time
+from collections.abc import Iterator, Sequence
+
+import numpy as np
+
+from memory_platform.embeddings import Embedder, get_embedder
+from memory_platform.store import Database
+from memory_platform.store import vault as store
+
+VAULT_EMBEDDER_ENV = "MEMORY_PLATFORM_VAULT_EMBEDDER"
+PAGE_SIZE = 500
+EMBED_PAGE = 256  # memories embedded and committed per transaction
+
+
+def vault_embedder() -> Embedder:
+    """The embedder of memories; always named explicitly, so a different default for events
+    never changes the vault's vector space."""
+    return get_embedder(os.environ.get(VAULT_EMBEDDER_ENV) or "local")
+
+
+def _require_namespace(conn, name: str) -> dict:
+    store.parse_namespace(name)
+    found = store.get_namespace(conn, name)
+    if found is None:
+        # A typo must not read as an empty vault.
+        known = [n["name"] for n in store.list_namespaces(conn)]
+        raise ValueError(f"no vault namespace {name!r}; known: "
+                         f"{', '.join(known) if known else 'none yet'}")
+    return found
+
+
+def add(
+    db: Database,
+    namespace: str,
+    text: str,
+    category: str,
+    actor: str,
+    source: str = "hand",
+    *,
+    embedder: Embedder | None = None,
+) -> dict:
+    """Add a memory by hand (or import) and embed it; returns the stored row plus `created`.
+    Adding the same text (up to whitespace) to a namespace again returns the active memory
+    already there with created=False: a repeated command adds nothing twice."""
+    if not text or not text.strip():
+        raise ValueError("a memory needs some text")
+    store.parse_namespace(namespace)
+    embedder = embedder or vault_embedder()
+    # Embed before writing: a model that cannot load leaves nothing half-written.
+    vector = embedder.embed([store.normalize_text(text)])[0]
+    with db.connect() as conn:
+        store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        with conn.transaction():
+            existing = store.find_by_hash(conn, namespace, text)
+            if existing is not None:
+                memory_id, created = existing, False
+            else:
+                memory_id, created = store.add_memory(
+                    conn, namespace=namespace, text=text, category=category, source=source,
+                    actor=actor)
+                store.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                              [(memory_id, vector)])
+        row = store.get_memory(conn, memory_id)
+    assert row is not None
+    return {**row, "created": created}
+
+
+def iter_memories(
+    db: Database, namespace: str, *, page_size: int = PAGE_SIZE, status: str | None = "active"
+) -> Iterator[dict]:
+    """Every memory of a namespace, by id, one keyset page at a time."""
+    after = 0
+    with db.connect() as conn:
+        _require_namespace(conn, namespace)
+        while True:
+            page = store.list_memories(conn, namespace, after_id=after, limit=page_size,
+                                       status=status)
+            yield from page
+            if len(page) < page_size:
+                return
+            after = page[-1]["id"]
+
+
+def list_all(
+    db: Database, namespace: str, page_size: int = PAGE_SIZE, *, status: str | None = "active"
+) -> tuple[list[dict], int]:
+    """(every memory of the namespace, total). No cap: pages until done, and the count and
+    the pages are read in one snapshot, so the list always has `total` rows (asserted)."""
+    if page_size <= 0:
+        raise ValueError("page_size must be positive")
+    rows: list[dict] = []
+    with db.connect() as conn:
+        with conn.transaction():
+            # One snapshot for the count and every page: a concurrent add can't make the
+            # printed total disagree with the rows listed.
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            _require_namespace(conn, namespace)
+            total = store.count_memories(conn, namespace, status=status)
+            after = 0
+            while True:
+                page = store.list_memories(conn, namespace, after_id=after, limit=page_size,
+                                           status=status)
+                rows.extend(page)
+                if len(page) < page_size:
+                    break
+                after = page[-1]["id"]
+    if len(rows) != total:
+        raise RuntimeError(f"listed {len(rows)} memories of {namespace!r}, counted {total}")
+    return rows, total
+
+
+def embed_missing_memories(db: Database, embedder: Embedder | None = None) -> dict:
+    """Embed every memory with no vector for the vault embedder (memories staged or imported
+    by a path that did not embed them). Commits per page; re-running continues."""
+    began = time.perf_counter()
+    embedder = embedder or vault_embedder()
+    embedded = 0
+    with db.connect() as conn:
+        store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        after = 0
+        while True:
+            page = store.memories_to_embed(conn, embedder.name, after_id=after,
+                                           limit=EMBED_PAGE)
+            if not page:
+                break
+            after = page[-1][0]
+            vectors = embedder.embed([store.normalize_text(text) for _, text in page])
+            embedded += store.write_memory_embeddings(
+                conn, embedder.name, embedder.dims,
+                [(memory_id, v) for (memory_id, _), v in zip(page, vectors, strict=True)])
+    return {"embedded": embedded, "model": embedder.name,
+            "seconds": round(time.perf_counter() - began, 3)}
+
+
+def search(
+    db: Database,
+    query: str,
+    namespace: str | None = None,
+    k: int = 10,
+    *,
+    embedder: Embedder | None = None,
+) -> list[dict]:
+    """Memories nearest to `query` by meaning, plus those containing it verbatim (a port, a
+    version, an error code: tokens an embedding barely sees). Verbatim matches come first,
+    then by similarity. Without `namespace`, every primary namespace is searched; a shadow
+    namespace can be named to search what waits for review. Each hit: id, namespace, text,
+    review, status, similarity (None when the memory has no vector), match ('semantic',
+    'keyword' or 'both')."""
+    if not query or not query.strip():
+        raise ValueError("search needs a query")
+    if k <= 0:
+        raise ValueError("k must be positive")
+    embedder = embedder or vault_embedder()
+    vector = embedder.embed([store.normalize_text(query)])[0]
+    # A memory written by a path that did not embed it must still be found by meaning.
+    embed_missing_memories(db, embedder)
+    with db.connect() as conn:
+        if namespace is not None:
+            _require_namespace(conn, namespace)
+            namespaces = [namespace]
+        else:
+            namespaces = [n["name"] for n in store.list_namespaces(conn)
+                          if n["kind"] == "primary"]
+        if not namespaces:
+            return []
+        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector,
+                                          namespaces, k=k, reviews=("pending",))
+        keyword = store.keyword_matches(conn, query.strip(), namespaces, limit=k)
+        sims = store.similarities(conn, embedder.name, embedder.dims, vector,
+                                  [h["id"] for h in keyword])
+    return _fuse(semantic, keyword, sims, k)
+
+
+def _fuse(semantic: Sequence[dict], keyword: Sequence[dict], sims: dict[int, float],
+          k: int) -> list[dict]:
+    by_id: dict[int, dict] = {}
+    for hit in keyword:
+        by_id[hit["id"]] = {**hit, "similarity": sims.get(hit["id"]), "match": "keyword"}
+    for hit in semantic:
+        if hit["id"] in by_id:
+            by_id[hit["id"]]["match"] = "both"
+        else:
+            by_id[hit["id"]] = {**hit, "similarity": float(hit["similarity"]),
+                                "match": "semantic"}
+    ranked = sorted(by_id.values(), key=lambda h: (
+        h["match"] == "semantic",  # verbatim matches first
+        -(h["similarity"] if h["similarity"] is not None else -np.inf), h["id"]))
+    return ranked[:k]
