@@ -30,8 +30,10 @@ def prepare_instance(settings: Settings) -> dg.DagsterInstance:
     settings.dagster_home.mkdir(parents=True, exist_ok=True)
     config = settings.dagster_home / "dagster.yaml"
     if not config.exists():
-        # A personal memory store does not phone home; edit this file to change it.
-        config.write_text("telemetry:\n  enabled: false\n")
+        # A personal memory store does not phone home; edit this file to change it. The
+        # LLM-calling assets share the `llm` pool: one at a time, so spend stays bounded.
+        config.write_text("telemetry:\n  enabled: false\n"
+                          "concurrency:\n  pools:\n    default_limit: 1\n")
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     return dg.DagsterInstance.get()
 
@@ -102,3 +104,56 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> int:
         return subprocess.call(command, env=env)
     except KeyboardInterrupt:
         return 0
+
+
+def undreamed_span(settings: Settings, today=None) -> tuple[str, str] | None:
+    """(first, last) partition keys covering what is not dreamed yet, looking back at most
+    MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS; None when everything in that window is dreamed."""
+    from datetime import timedelta
+
+    from memory_platform.schedules import dream_lookback_days
+    from memory_platform.sensors.sources import clamp_to_partitions
+    from memory_platform.store import dream as dream_store
+
+    now = datetime.now(timezone.utc)
+    today = today or now.date()
+    since = today - timedelta(days=dream_lookback_days())
+    with Database.from_settings(settings).connect() as conn:
+        first = dream_store.first_undreamed_day(conn, since)
+    if first is None:
+        return None
+    return clamp_to_partitions(first.isoformat(), today.isoformat(), now)
+
+
+def run_dream(
+    settings: Settings, first: str, last: str, log: Callable[[str], None] = print
+) -> dict:
+    """Run `dream_job` over [first, last] (partition keys) in this process, on the instance
+    `dagster dev` shows, so the run and its lineage appear in the UI like a scheduled one."""
+    from memory_platform.definitions import defs
+    from memory_platform.llm.providers import provider_from_env
+    from memory_platform.sensors.sources import RANGE_END, RANGE_START
+    from memory_platform.store import dream as dream_store
+
+    provider_from_env()  # no provider: stop now with the settings to set, not mid-run
+    instance = prepare_instance(settings)
+    job = defs.resolve_job_def("dream_job")
+    log(f"dreaming {first} .. {last} (one run)…")
+    run = job.execute_in_process(
+        instance=instance,
+        tags={RANGE_START: first, RANGE_END: last, "memory-platform/trigger": "cli"},
+        run_config=QUIET, raise_on_error=True,
+    )
+    if not run.success:
+        raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
+    from datetime import date, timedelta
+
+    start, end = date.fromisoformat(first), date.fromisoformat(last)
+    days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+    with Database.from_settings(settings).connect() as conn:
+        counts = dream_store.candidate_counts_in(conn, days)
+        staged = dream_store.staged_in_days(conn, days)
+    digest = run.asset_materializations_for_node("dream_digest")
+    path = digest[-1].metadata["path"].value if digest else None
+    return {"run_id": run.run_id, "first": first, "last": last, "candidates": counts,
+            "staged": len(staged), "digest": path}

@@ -29,15 +29,16 @@ def _project_objects():
     kinds = (dg.AssetsDefinition, dg.AssetChecksDefinition, dg.SensorDefinition,
              dg.ScheduleDefinition, dg.JobDefinition, type(dg.define_asset_job("probe")))
     found = {}
+    modules = [importlib.import_module("memory_platform.schedules")]
     for pkg in ("assets", "checks", "sensors"):
         package = importlib.import_module(f"memory_platform.{pkg}")
         for info in pkgutil.iter_modules(package.__path__):
-            module = importlib.import_module(f"memory_platform.{pkg}.{info.name}")
-            for name, value in vars(module).items():
-                values = value if isinstance(value, list) else [value]
-                for v in values:
-                    if isinstance(v, kinds):
-                        found[id(v)] = v
+            modules.append(importlib.import_module(f"memory_platform.{pkg}.{info.name}"))
+    for module in modules:
+        for value in vars(module).values():
+            for v in value if isinstance(value, list) else [value]:
+                if isinstance(v, kinds):
+                    found[id(v)] = v
     return list(found.values())
 
 

@@ -574,3 +574,14 @@ def load_provider(settings: LLMSettings, **options) -> Provider:
 def provider_from_env(env: Mapping[str, str] | None = None, **options) -> Provider:
     """The provider the environment configures (see NOT_CONFIGURED_HELP)."""
     return load_provider(LLMSettings.from_env(env), **options)
+
+
+def llm_not_configured(env: Mapping[str, str] | None = None) -> str | None:
+    """Why no provider can be built from the environment, or None when one can. For
+    automation (sensors, schedules) that should skip with this message rather than launch
+    runs that are bound to fail."""
+    try:
+        provider_from_env(env)
+    except LLMNotConfigured as exc:
+        return str(exc)
+    return None

@@ -1,0 +1,561 @@
+"""The dedup gate: is a candidate memory already known?
+
+Two stages. The vector stage compares the candidate's embedding with its nearest neighbours
+in the target primary namespace, that namespace's shadows (`<ns>__dream`, `<ns>__ideas`,
+pending or reviewer-skipped entries included) and the candidates of the same batch already
+let through. Above `Thresholds.duplicate`, and only when both texts carry the same
+*significant tokens* (numbers, versions, ports, paths, dates, ids), the candidate is a
+duplicate. In the grey band, or whenever those tokens differ, an LLM judge decides
+same fact / contradiction / new, with the differing tokens named in its prompt. Below
+`Thresholds.grey` the candidate is new.
+
+Why the token rule: embeddings barely see digits. "uses port 5432" and "uses port 5433"
+embed at ~0.98 cosine; one project's 0.88 gate discarded 334 of 3,000 writes of which 2
+were true duplicates. Two facts that differ only in such a token are different facts.
+
+Verdicts: `duplicate` (vector) and `same_fact` (judge) stop the candidate, with the
+neighbour and the evidence recorded; `new` and `contradiction` go on to staging (a
+contradiction names the memory it contradicts, for the reviewer).
+
+    verdict = decide(conn, text, "memory-platform", embedder=e, llm=llm)
+    summary = run_dedup(db, llm, day=date(2025, 3, 14), run_id=context.run_id)
+"""
+
+import logging
+import math
+import re
+import statistics
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from datetime import date
+from functools import cache
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+from pydantic import BaseModel, Field, model_validator
+
+from memory_platform.llm import LLM, LLMCallError
+from memory_platform.secrets import mask_secrets
+from memory_platform.store import Database
+from memory_platform.store import dedup as store
+from memory_platform.store import vault
+
+log = logging.getLogger(__name__)
+
+JUDGE_PROMPT_VERSION = "dedup-judge-2025-11-29"
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    """Every number the gate decides by, in one place; `as_metadata()` goes on each verdict
+    row and on the run's metadata.
+
+    Calibrated for all-MiniLM-L6-v2 on benchmarks/data/dedup_pairs.jsonl (157 hand-written
+    pairs: 53 same, 66 different, 38 contradiction; `memory-platform bench dedup` measures
+    it again and writes benchmarks/results/dedup.json):
+    - duplicate = 0.85: among pairs with equal significant tokens, the most similar pairs
+      that are not the same fact sit at 0.81 ("Mira is the designer on orchard" / "Mira left
+      the orchard project"; "default namespace is personal" / "... is inbox"). At 0.85 the
+      vector stage auto-rejects 16 of 53 same pairs with precision 1.0 and no different or
+      contradicting pair; 0.82 would add 3 (a 0.01 margin), 0.80 already lets 5 wrong pairs
+      through. A naive 0.88 gate without the token rule rejects 40 pairs of which 12
+      different and 17 contradictions (precision 0.28).
+    - grey = 0.55: same-fact pairs span 0.29-0.95 (a terse hand note such as "pg on 5432"
+      against a dream's full sentence sits at 0.51). From 0.55 the judge sees 33 more same
+      pairs (49 of 53 reach a decision that can reject them) and 37 of 38 contradictions;
+      0.60 would lose 3 more same pairs, 0.45 gains 3 for a judge call on most related facts.
+    Another embedding model has other cosines: calibrate it and pass Thresholds(model=...).
+    """
+
+    model: str = "all-MiniLM-L6-v2"
+    duplicate: float = 0.85  # >= this with equal significant tokens: duplicate, no judge
+    grey: float = 0.55  # [grey, duplicate), or >= duplicate with differing tokens: judge
+    k: int = 5  # neighbours read from the vault per candidate
+    judge_neighbours: int = 3  # at most this many neighbours shown to the judge, best first
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.grey <= self.duplicate <= 1.0:
+            raise ValueError(f"need 0 < grey <= duplicate <= 1, got {self.grey}, "
+                             f"{self.duplicate}")
+        if self.k < 1 or self.judge_neighbours < 1:
+            raise ValueError("k and judge_neighbours must be at least 1")
+
+    def as_metadata(self) -> dict[str, Any]:
+        return {**asdict(self), "judge_prompt_version": JUDGE_PROMPT_VERSION,
+                "token_rule": "no auto-duplicate when significant tokens differ"}
+
+
+THRESHOLDS = Thresholds()
+
+
+class DedupError(RuntimeError):
+    """The gate could not decide (no judge for a grey-band candidate, a failed judge call,
+    thresholds calibrated for another model); the message says which candidate and why."""
+
+
+# --- significant tokens ------------------------------------------------------------------
+
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
+         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
+# "February 3, 2025", "Feb 3rd 2025", "3 February 2025", "June 30" (year optional)
+_DATE_MDY = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I)
+_DATE_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+(\d{{4}}))?\b", re.I)
+# Weekdays are values too: "reports go out on Mondays" / "... on Fridays" embed at 0.91.
+# Full names only: "sat", "sun", "wed" are words too.
+_WEEKDAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b",
+                      re.I)
+_ISO_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
+_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://(\S+)", re.I)
+_EMAIL = re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+\b")
+# a path: starts with /, ~/, ./ or ../, or has a slash between two name characters
+_PATH = re.compile(r"(?:(?<![\w/])(?:~|\.{1,2})?/[\w.\-~/]*[\w~]|\b[\w.\-]+(?:/[\w.\-]*\w)+)")
+_FILE = re.compile(r"\b[\w\-]+\.(?:json|jsonl|ya?ml|toml|ini|cfg|conf|env|py|ipynb|sql|md|"
+                   r"txt|csv|parquet|html?|xml|sh|lock|log|db|sqlite|zip|gz|tar|js|ts|tsx|"
+                   r"jsx|rs|go|java|rb|css)\b", re.I)
+# SCREAMING_SNAKE identifiers: environment variables, constants
+_CONST = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
+_NUMBER = re.compile(r"^v?(\d{1,3}(?:,\d{3})+|\d+(?:[.:]\d+)*)([a-z%]*)$", re.I)
+_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
+_STRIP = "()[]{}<>\"'`,;:!?.#*"
+# Words that carry digits but no value: they name a thing, like any other word.
+_DIGIT_WORDS = frozenset({"k8s", "i18n", "l10n", "a11y", "o11y", "p2p", "b2b", "e2e", "2fa"})
+# "Node.js" and friends look like file names but name a runtime or a library.
+_NOT_FILES = frozenset({"node.js", "next.js", "vue.js", "nuxt.js", "express.js", "three.js",
+                        "react.js", "deno.js", "angular.js", "ember.js"})
+
+
+def _month_date(month: str, day: str, year: str | None) -> str:
+    mm = _MONTHS[month[:3].lower()]
+    if not 1 <= int(day) <= 31:
+        return f"{month} {day}"
+    return f"{year}-{mm:02d}-{int(day):02d}" if year else f"{mm:02d}-{int(day):02d}"
+
+
+def _normalise_number(token: str) -> str | None:
+    match = _NUMBER.match(token)
+    if not match:
+        return None
+    number, unit = match.groups()
+    time_match = _TIME.match(number)
+    if time_match:  # 9:30 and 09:30 are one time
+        return f"{int(time_match.group(1)):02d}:{time_match.group(2)}"
+    if "," in number:  # 3,000 and 3000
+        number = number.replace(",", "")
+    if unit.lower() == "k" and number.isdigit():  # 10k and 10,000
+        return str(int(number) * 1000)
+    # Other units (GB, ms, %, x) are dropped: "32GB" and "32 GB" state one number, and the
+    # words around it are for the embedding to compare.
+    return number
+
+
+def significant_tokens(text: str) -> set[str]:
+    """The tokens whose value makes a fact this fact: numbers, versions, ports, times,
+    dates, weekdays, paths, file names, URLs, e-mail addresses, hex ids and other
+    identifiers that carry a digit, and SCREAMING_SNAKE constants. Normalised so that one
+    value written two ways is one token ("v3.12"/"3.12", "3,000"/"3000", "10k"/"10000",
+    "9:30"/"09:30", "February 3, 2025"/"2025-02-03",
+    "http://localhost:3001"/"localhost:3001")."""
+    found: set[str] = set()
+    rest = text
+
+    def take(pattern: re.Pattern, value) -> None:
+        nonlocal rest
+
+        def keep(match: re.Match) -> str:
+            token = value(match)
+            if token:
+                found.add(token)
+            return " "
+
+        rest = pattern.sub(keep, rest)
+
+    take(_URL, lambda m: m.group(1).rstrip(_STRIP).rstrip("/").lower())
+    take(_EMAIL, lambda m: m.group(0).lower())
+    take(_ISO_DATE, lambda m: f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}")
+    take(_DATE_MDY, lambda m: _month_date(m.group(1), m.group(2), m.group(3)))
+    take(_DATE_DMY, lambda m: _month_date(m.group(2), m.group(1), m.group(3)))
+    take(_WEEKDAY, lambda m: m.group(1).lower())
+    take(_PATH, lambda m: m.group(0).rstrip(_STRIP).rstrip("/").lower() or "/")
+
+    def file_name(m: re.Match) -> str | None:
+        name = m.group(0).lower()
+        return None if name in _NOT_FILES else name
+
+    take(_FILE, file_name)
+    take(_CONST, lambda m: m.group(0))
+    for raw in re.split(r"[\s=]+", rest):
+        token = raw.strip(_STRIP)
+        if not token or not any(ch.isdigit() for ch in token):
+            continue
+        lowered = token.lower()
+        if lowered in _DIGIT_WORDS:
+            continue
+        number = _normalise_number(lowered)
+        found.add(number if number is not None else lowered)
+    return found
+
+
+def differing_tokens(a: str, b: str) -> tuple[str, ...]:
+    """Significant tokens in one text and not the other, sorted."""
+    return tuple(sorted(significant_tokens(a) ^ significant_tokens(b)))
+
+
+# --- the vector stage --------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Neighbour:
+    """A known fact the candidate was compared with: a memory, or an earlier candidate of
+    the same batch (memory_id None)."""
+
+    text: str
+    similarity: float
+    namespace: str
+    memory_id: int | None = None
+    candidate_id: int | None = None
+    review: str | None = None
+
+    def describe(self) -> str:
+        if self.memory_id is not None:
+            where = f"memory {self.memory_id} in {self.namespace}"
+            return where + (f" (review: {self.review})" if self.review else "")
+        if self.candidate_id is not None:
+            return f"candidate {self.candidate_id} of this batch"
+        return "an earlier entry of this batch"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """A candidate of the current batch already let through: later candidates of the batch
+    are compared with it, so two candidates stating one fact do not both pass."""
+
+    text: str
+    namespace: str
+    vector: np.ndarray
+    candidate_id: int | None = None
+
+
+@dataclass(frozen=True)
+class VectorOutcome:
+    """What the vector stage alone concludes. `to_judge` are the neighbours (best first) the
+    judge must see when `kind` is 'judge', with their differing tokens."""
+
+    kind: Literal["duplicate", "judge", "new"]
+    best: Neighbour | None
+    to_judge: tuple[tuple[Neighbour, tuple[str, ...]], ...] = ()
+
+
+def vector_stage(
+    text: str, neighbours: Sequence[Neighbour], thresholds: Thresholds = THRESHOLDS
+) -> VectorOutcome:
+    """Pure: the decision the similarities and the token rule allow without a judge.
+    A duplicate needs similarity >= duplicate AND equal significant tokens; any neighbour at
+    or above `grey` that is not such a duplicate sends the candidate to the judge."""
+    ranked = sorted(neighbours, key=lambda n: -n.similarity)
+    if not ranked:
+        return VectorOutcome("new", None)
+    for n in ranked:
+        if n.similarity < thresholds.duplicate:
+            break
+        if not differing_tokens(text, n.text):
+            return VectorOutcome("duplicate", n)
+    grey = [(n, differing_tokens(text, n.text)) for n in ranked
+            if n.similarity >= thresholds.grey][: thresholds.judge_neighbours]
+    if grey:
+        return VectorOutcome("judge", ranked[0], tuple(grey))
+    return VectorOutcome("new", ranked[0])
+
+
+def neighbours(
+    conn,
+    vector: np.ndarray,
+    namespace: str,
+    *,
+    model: str,
+    dims: int,
+    batch: Sequence[Accepted] = (),
+    k: int = THRESHOLDS.k,
+    method: str | None = None,
+) -> list[Neighbour]:
+    """The k nearest known facts for a candidate aimed at primary `namespace`: active
+    memories there, pending and skipped entries of its shadows, and the batch's accepted
+    candidates for the same namespace. Most similar first. `method` ('exact' or 'hnsw')
+    overrides vault.nearest_memories' choice by namespace size (the benchmark compares)."""
+    scope = [namespace, vault.shadow_of(namespace, "dream"), vault.shadow_of(namespace, "ideas")]
+    found = [
+        Neighbour(text=row["text"], similarity=float(row["similarity"]),
+                  namespace=row["namespace"], memory_id=int(row["id"]), review=row["review"])
+        for row in vault.nearest_memories(conn, model, dims, vector, scope, k=k, method=method)
+    ]
+    same_ns = [a for a in batch if a.namespace == namespace]
+    if same_ns:
+        sims = np.stack([a.vector for a in same_ns]) @ np.asarray(vector, dtype=np.float32)
+        found += [Neighbour(text=a.text, similarity=float(s), namespace=a.namespace,
+                            candidate_id=a.candidate_id) for a, s in zip(same_ns, sims)]
+    found.sort(key=lambda n: -n.similarity)
+    return found[:k]
+
+
+# --- the judge ---------------------------------------------------------------------------
+
+
+class JudgeAnswer(BaseModel):
+    """The judge's answer. `neighbour` is the [handle] of the memory the candidate matches
+    or contradicts; it may be left out when only one memory was shown."""
+
+    relation: Literal["same_fact", "contradiction", "new"]
+    neighbour: int | None = Field(default=None, description="handle of the memory it matches")
+    reason: str = Field(min_length=1, max_length=600, description="one sentence")
+
+    handles: ClassVar[int] = 1
+
+    @model_validator(mode="after")
+    def _names_its_neighbour(self) -> "JudgeAnswer":
+        if self.neighbour is not None and not 1 <= self.neighbour <= self.handles:
+            raise ValueError(f"neighbour must be one of the handles 1..{self.handles}")
+        if self.relation != "new" and self.neighbour is None:
+            if self.handles > 1:
+                raise ValueError("name the handle of the memory it matches in `neighbour`")
+            self.neighbour = 1
+        return self
+
+
+@cache
+def judge_schema(handles: int) -> type[JudgeAnswer]:
+    """JudgeAnswer for a prompt showing `handles` memories (the schema names the range)."""
+
+    class Answer(JudgeAnswer):
+        neighbour: int | None = Field(default=None, ge=1, le=handles,
+                                      description="handle [n] of the memory it matches")
+
+    Answer.handles = handles
+    Answer.__name__ = Answer.__qualname__ = "JudgeAnswer"
+    return Answer
+
+
+JUDGE_SYSTEM = (
+    "You keep a person's long-term memory free of duplicates. You compare one candidate "
+    "memory with memories already stored and say how it relates to them. Be strict about "
+    "values: numbers, versions, ports, paths, dates, ids and names are what make a fact that "
+    "fact."
+)
+
+JUDGE_PROMPT = """Candidate memory:
+{candidate}
+
+Stored memories it is closest to:
+{neighbours}
+
+Decide the candidate's relation to these memories:
+- "same_fact": it states a fact a stored memory already states, possibly in other words,
+  and adds nothing a future reader would need. Terse notes and full sentences can be the
+  same fact.
+- "contradiction": same subject, but a value that cannot also be true (a port, version,
+  path, date, owner or preference that changed). Name that memory.
+- "new": anything else, including a related but different fact.
+Two facts that differ only in a number, version, port, path, date or id are different
+facts: "new", or "contradiction" when the subject can hold only one value. They are the
+same fact only if the differing tokens are one value written two ways.
+Give `neighbour` (the [handle] of the memory it matches or contradicts) and a one-sentence
+`reason`."""
+
+
+def judge_prompt(text: str, shown: Sequence[tuple[Neighbour, tuple[str, ...]]]) -> str:
+    """The judge's prompt; credentials are masked in every text it quotes (rule 10)."""
+    lines = []
+    for i, (n, tokens) in enumerate(shown, 1):
+        lines.append(f"[{i}] {mask_secrets(n.text)[0]}")
+        if tokens:
+            lines.append("    tokens that differ from the candidate: "
+                         + ", ".join(mask_secrets(t)[0] for t in tokens))
+    return JUDGE_PROMPT.format(candidate=mask_secrets(text)[0], neighbours="\n".join(lines))
+
+
+# --- deciding ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    verdict: Literal["new", "duplicate", "same_fact", "contradiction"]
+    decided_by: Literal["vector", "judge"]
+    reason: str
+    neighbour: Neighbour | None = None
+    differing_tokens: tuple[str, ...] = ()
+    judge_called: bool = False
+
+    @property
+    def accepted(self) -> bool:
+        """True when the candidate goes on to staging (new, or a flagged contradiction)."""
+        return self.verdict in store.ACCEPTED
+
+    @property
+    def similarity(self) -> float | None:
+        return None if self.neighbour is None else self.neighbour.similarity
+
+
+def judge(
+    llm: LLM, text: str, shown: Sequence[tuple[Neighbour, tuple[str, ...]]]
+) -> Verdict:
+    """Ask the LLM about a grey-band candidate. LLMRefused / LLMCallFailed propagate."""
+    result = llm.complete(judge_prompt(text, shown), system=JUDGE_SYSTEM,
+                          schema=judge_schema(len(shown)), max_tokens=300,
+                          purpose="dedup-judge")
+    answer = result.parsed
+    if answer is None:  # a provider that ignored the schema: a bug, not a verdict
+        raise DedupError(f"judge returned no parsed answer for {text[:80]!r}")
+    index = (answer.neighbour or 1) - 1
+    neighbour, tokens = shown[index]
+    detail = f" (differing tokens: {', '.join(tokens)})" if tokens else ""
+    return Verdict(
+        verdict=answer.relation, decided_by="judge",
+        reason=f"judge: {answer.reason}{detail}; vs {neighbour.describe()} at "
+               f"{neighbour.similarity:.3f}",
+        neighbour=neighbour, differing_tokens=tokens, judge_called=True,
+    )
+
+
+def decide(
+    conn,
+    text: str,
+    namespace: str,
+    *,
+    embedder,
+    llm: LLM | None,
+    thresholds: Thresholds = THRESHOLDS,
+    vector: np.ndarray | None = None,
+    batch: Sequence[Accepted] = (),
+) -> Verdict:
+    """Decide one text aimed at primary `namespace` against the vault (and `batch`). Works
+    without the dream tables: the review dashboard and `vault add` call it directly.
+    `llm` may be None only if no grey-band judgement is needed (else DedupError)."""
+    _check_model(embedder, thresholds)
+    if vector is None:
+        vector = embedder.embed([text])[0]
+    found = neighbours(conn, vector, namespace, model=embedder.name, dims=embedder.dims,
+                       batch=batch, k=thresholds.k)
+    outcome = vector_stage(text, found, thresholds)
+    if outcome.kind == "duplicate":
+        n = outcome.best
+        assert n is not None
+        return Verdict("duplicate", "vector",
+                       f"similarity {n.similarity:.3f} >= {thresholds.duplicate} with the same "
+                       f"significant tokens as {n.describe()}", neighbour=n)
+    if outcome.kind == "new":
+        n = outcome.best
+        reason = (f"nearest is {n.describe()} at {n.similarity:.3f} < {thresholds.grey}"
+                  if n else "no stored memory to compare with")
+        return Verdict("new", "vector", reason, neighbour=n)
+    if llm is None:
+        raise DedupError(f"{text[:80]!r} is in the grey band (nearest "
+                         f"{outcome.best.similarity:.3f}) and needs an LLM judge; none given")
+    return judge(llm, text, outcome.to_judge)
+
+
+def _check_model(embedder, thresholds: Thresholds) -> None:
+    if embedder.name != thresholds.model:
+        raise DedupError(
+            f"dedup thresholds are calibrated for {thresholds.model!r}, not {embedder.name!r}; "
+            f"measure the new model's cosines with `memory-platform bench dedup` and pass "
+            f"Thresholds(model={embedder.name!r}, ...)")
+
+
+# --- a day's candidates ------------------------------------------------------------------
+
+
+def _percentile(samples: Sequence[float], q: float) -> float | None:
+    if not samples:
+        return None
+    ordered = sorted(samples)
+    return round(ordered[min(len(ordered) - 1, math.ceil(q * len(ordered)) - 1)], 2)
+
+
+def run_dedup(
+    db: Database,
+    llm: LLM | None,
+    *,
+    day: date,
+    run_id: str,
+    embedder=None,
+    thresholds: Thresholds = THRESHOLDS,
+) -> dict[str, Any]:
+    """Decide every proposed candidate of `day` without a verdict (by id) and record each
+    verdict as soon as it is made, so a crash keeps the finished work and a re-run decides
+    only the rest. Returns counts by verdict, judge calls, the rejection rate, thresholds
+    and per-candidate latency (vector search + judge; embedding, done once per batch, is
+    reported apart)."""
+    if embedder is None:  # memory vectors: the vault's plain model, never the events' one
+        from memory_platform.vault import vault_embedder
+
+        embedder = vault_embedder()
+    _check_model(embedder, thresholds)
+    counts = dict.fromkeys(store.VERDICTS, 0)
+    latencies: list[float] = []
+    judge_calls = 0
+    skipped_existing = 0
+    with db.connect() as conn:
+        vault.ensure_memory_model(conn, embedder.name, embedder.dims)
+        pending = store.pending_candidates(conn, day)
+        earlier = store.accepted_candidates(conn, day)
+        began = time.perf_counter()
+        texts = [c["text"] for c in earlier + pending]
+        vectors = embedder.embed(texts) if texts else np.zeros((0, embedder.dims), np.float32)
+        embed_ms = 1000 * (time.perf_counter() - began)
+        batch = [Accepted(c["text"], c["namespace"], vectors[i], c["id"])
+                 for i, c in enumerate(earlier)]
+        for i, cand in enumerate(pending):
+            vector = vectors[len(earlier) + i]
+            started = time.perf_counter()
+            try:
+                verdict = decide(conn, cand["text"], cand["namespace"], embedder=embedder,
+                                 llm=llm, thresholds=thresholds, vector=vector, batch=batch)
+            except LLMCallError as exc:
+                raise DedupError(f"candidate {cand['id']}: the dedup judge failed ({exc}); "
+                                 f"{sum(counts.values())} verdicts of this run are recorded, "
+                                 f"a re-run decides the rest") from exc
+            latencies.append(1000 * (time.perf_counter() - started))
+            judge_calls += verdict.judge_called
+            n = verdict.neighbour
+            inserted = store.insert_verdict(
+                conn, candidate_id=cand["id"], run_id=run_id, verdict=verdict.verdict,
+                decided_by=verdict.decided_by, reason=verdict.reason,
+                thresholds=thresholds.as_metadata(),
+                neighbour_id=n.memory_id if n else None,
+                neighbour_candidate_id=n.candidate_id if n else None,
+                neighbour_text=n.text if n else None,
+                similarity=n.similarity if n else None,
+            )
+            if not inserted:  # a concurrent run decided it first; its verdict stands
+                skipped_existing += 1
+                continue
+            counts[verdict.verdict] += 1
+            if verdict.accepted:
+                batch.append(Accepted(cand["text"], cand["namespace"], vector, cand["id"]))
+    decided = sum(counts.values())
+    rejected = counts["duplicate"] + counts["same_fact"]
+    summary = {
+        "day": day.isoformat(),
+        "run_id": run_id,
+        "candidates": len(pending),
+        "decided": decided,
+        "already_decided_elsewhere": skipped_existing,
+        "verdicts": counts,
+        "judge_calls": judge_calls,
+        "rejection_rate": round(rejected / decided, 4) if decided else None,
+        "thresholds": thresholds.as_metadata(),
+        "embed_ms_total": round(embed_ms, 1),
+        "latency_ms_p50": _percentile(latencies, 0.5),
+        "latency_ms_p95": _percentile(latencies, 0.95),
+        "latency_ms_mean": round(statistics.fmean(latencies), 2) if latencies else None,
+    }
+    log.info("dedup %s: %d decided %s, %d judge calls", day, decided, counts, judge_calls)
+    return summary
+
+
+__all__ = [
+    "THRESHOLDS", "Accepted", "DedupError", "JudgeAnswer", "Neighbour", "Thresholds",
+    "Verdict", "VectorOutcome", "decide", "differing_tokens", "judge", "judge_prompt",
+    "judge_schema", "neighbours", "run_dedup", "significant_tokens", "vector_stage",
+]

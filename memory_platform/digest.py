@@ -1,0 +1,106 @@
+"""The dream digest: a short markdown report of what a dream run learned, what it rejected as
+already known, the contradictions it flagged, and how big and how old the review backlog is
+(a gate nobody looks at fails silently: the backlog age is the alarm)."""
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Sequence
+from datetime import date, datetime, timezone
+from pathlib import Path
+
+from memory_platform.store import Database
+from memory_platform.store import dream as store
+from memory_platform.store import vault as vault_store
+
+MAX_LISTED = 20  # per section; the counts are always complete
+
+
+class NotifyError(RuntimeError):
+    pass
+
+
+def build_digest(db: Database, days: Sequence[date], *, run_id: str,
+                 now: datetime | None = None) -> tuple[str, dict]:
+    """(markdown, figures) for the dream output of `days`."""
+    now = now or datetime.now(timezone.utc)
+    with db.connect() as conn:
+        staged = store.staged_in_days(conn, days)
+        verdicts = store.rejected_in_days(conn, days)
+        counts = store.candidate_counts_in(conn, days)
+        backlog = vault_store.backlog(conn)
+    rejected = [v for v in verdicts if v["verdict"] in ("duplicate", "same_fact")]
+    contradictions = [v for v in verdicts if v["verdict"] == "contradiction"]
+    pending = sum(b["pending"] for b in backlog)
+    oldest = min((b["oldest_created_at"] for b in backlog if b["oldest_created_at"]),
+                 default=None)
+    oldest_days = round((now - oldest).total_seconds() / 86400, 1) if oldest else None
+    span = f"{days[0]}" if len(days) == 1 else f"{days[0]} .. {days[-1]}"
+
+    lines = [f"# Dream digest {span}", "",
+             f"Run `{run_id}`, {now.strftime('%Y-%m-%d %H:%M UTC')}.", ""]
+    lines.append(
+        f"Candidates: {sum(counts.values())} proposed by the model; "
+        f"{counts.get('proposed', 0)} scored high enough, "
+        f"{counts.get('below_threshold', 0)} below the threshold, "
+        f"{counts.get('rejected_secret', 0)} rejected for containing a credential."
+    )
+    lines += ["", f"## Learned (staged for review): {len(staged)}"]
+    lines += [f"- [{m['namespace']}] {m['text']} (score {m['score']}, {m['category']})"
+              for m in staged[:MAX_LISTED]]
+    lines += _more(len(staged))
+    lines += ["", f"## Rejected as already known: {len(rejected)}"]
+    lines += [f"- {v['text']}  \n  known as: {v['neighbour_text']} "
+              f"({v['verdict']}, similarity {_sim(v['similarity'])})"
+              for v in rejected[:MAX_LISTED]]
+    lines += _more(len(rejected))
+    lines += ["", f"## Contradictions flagged: {len(contradictions)}"]
+    lines += [f"- new: {v['text']}  \n  old: {v['neighbour_text']}  \n  {v['reason']}"
+              for v in contradictions[:MAX_LISTED]]
+    lines += _more(len(contradictions))
+    lines += ["", "## Review backlog",
+              f"{pending} pending" + (f"; the oldest waits for {oldest_days} days" if oldest
+                                      else "") + "."]
+    lines += [f"- {b['namespace']}: {b['pending']}" for b in backlog if b["pending"]]
+    figures = {
+        "staged": len(staged),
+        "rejected_as_known": len(rejected),
+        "contradictions": len(contradictions),
+        "candidates_by_status": counts,
+        "backlog_pending": pending,
+        "backlog_oldest_days": oldest_days,
+    }
+    return "\n".join(lines) + "\n", figures
+
+
+def _sim(value) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
+def _more(n: int) -> list[str]:
+    return [f"- … and {n - MAX_LISTED} more"] if n > MAX_LISTED else []
+
+
+def write_digest(folder: Path, days: Sequence[date], markdown: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    name = f"dream-{days[0]}" + (f"..{days[-1]}" if len(days) > 1 else "") + ".md"
+    path = folder / name
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(markdown, encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def post_webhook(url: str, markdown: str, *, timeout: float = 10.0) -> int:
+    """POST {"text": markdown} (the shape Slack-style incoming webhooks take). Raises
+    NotifyError on anything but a 2xx."""
+    body = json.dumps({"text": markdown}).encode()
+    request = urllib.request.Request(url, data=body, method="POST",
+                                     headers={"Content-Type": "application/json"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        raise NotifyError(f"digest webhook {url} answered {exc.code}: {exc.reason}") from exc
+    except (urllib.error.URLError, TimeoutError, OSError) as exc:
+        raise NotifyError(f"digest webhook {url} unreachable: {exc}") from exc

@@ -1,0 +1,246 @@
+"""The dream's first step against a real PostgreSQL, with a scripted model: what it reads, what
+the prompt contains (and never contains), how candidates are kept, and the watermark."""
+
+import json
+from datetime import date, datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memory_platform import ingest
+from memory_platform.dream import (
+    CONTEXT_MARKER,
+    DreamAnswer,
+    DreamSettings,
+    ProposedMemory,
+    absolutize_dates,
+    contains_secret,
+    dream_day,
+    strip_injected,
+)
+from memory_platform.llm import ScriptedProvider
+from memory_platform.llm.base import LLMCallFailed
+from memory_platform.routing import Routing, RoutingError
+from memory_platform.store import dream as store
+from helpers.transcripts import cc_record
+
+DAY = date(2026, 3, 4)  # a Wednesday
+T0 = datetime(2026, 3, 4, 9, 0, tzinfo=timezone.utc)
+SECRET = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123456789"
+
+
+def write_session(path: Path, turns: list[tuple[str, str]], *, session="s-1",
+                  start=T0, cwd="/home/me/src/acme-api", mode="w", first=0) -> None:
+    parent = None
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open(mode, encoding="utf-8") as fh:
+        for i, (role, text) in enumerate(turns, first):
+            rec = cc_record(i, session, start + timedelta(minutes=i), role, text=text,
+                            parent=parent, cwd=cwd)
+            parent = rec["uuid"]
+            fh.write(json.dumps(rec) + "\n")
+
+
+def mcp_tool_records(session: str, at: datetime, cwd: str) -> list[dict]:
+    """An assistant calling this system's own cairn_search, and the result it got back."""
+    base = {"isSidechain": False, "userType": "external", "cwd": cwd, "sessionId": session,
+            "version": "2.1.3", "gitBranch": "main"}
+    use = {**base, "type": "assistant", "uuid": "u-tool-1", "parentUuid": None,
+           "timestamp": at.strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+           "message": {"model": "claude-sonnet-4-5-20250929", "id": "msg_t1", "type": "message",
+                       "role": "assistant", "stop_reason": "tool_use",
+                       "usage": {"input_tokens": 1, "output_tokens": 1},
+                       "content": [{"type": "tool_use", "id": "toolu_1",
+                                    "name": "mcp__memory-platform__cairn_search",
+                                    "input": {"query": "database port"}}]}}
+    result = {**base, "type": "user", "uuid": "u-tool-2", "parentUuid": "u-tool-1",
+              "timestamp": (at + timedelta(seconds=5)).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
+              "message": {"role": "user", "content": [{
+                  "type": "tool_result", "tool_use_id": "toolu_1",
+                  "content": "RECALLED: the staging database listens on port 6543"}]}}
+    return [use, result]
+
+
+def memory(text, score=8, ids=(), category="project", why="a future session needs it"):
+    return ProposedMemory(text=text, score=score, category=category, why=why,
+                          source_event_ids=list(ids))
+
+
+def event_ids(db) -> list[int]:
+    with db.connect() as conn:
+        return [r[0] for r in conn.execute(
+            "SELECT id FROM events WHERE role IN ('user','assistant') AND kind = 'message' "
+            "ORDER BY id").fetchall()]
+
+
+# --- pure helpers -------------------------------------------------------------------------
+
+def test_relative_dates_become_absolute():
+    anchor = DAY  # Wednesday 2026-03-04
+    assert absolutize_dates("We moved the DB yesterday", anchor) == "We moved the DB on 2026-03-03"
+    assert absolutize_dates("decided today to pin 1.13", anchor) == "decided on 2026-03-04 to pin 1.13"
+    assert absolutize_dates("Released last Monday", anchor) == "Released on 2026-03-02"
+    assert absolutize_dates("Demo next Friday", anchor) == "Demo on 2026-03-06"
+    assert absolutize_dates("it broke 3 days ago", anchor) == "it broke on 2026-03-01"
+    assert absolutize_dates("it broke two days ago", anchor) == "it broke on 2026-03-02"
+    assert absolutize_dates("Deploy tomorrow", anchor) == "Deploy on 2026-03-05"
+    assert absolutize_dates("started last week", anchor) == "started in the week of 2026-02-23"
+    assert absolutize_dates("Last Wednesday it failed", anchor) == "on 2026-02-25 it failed"
+    assert absolutize_dates("on yesterday's call", anchor) == "on 2026-03-03's call"
+    # nothing relative: untouched
+    assert absolutize_dates("Port 5432 since 2025-01-01", anchor) == "Port 5432 since 2025-01-01"
+
+
+def test_injected_context_is_cut_and_secrets_detected():
+    text = (f"before <{CONTEXT_MARKER} source=\"vault\">old fact: port 6543</{CONTEXT_MARKER}> "
+            "after")
+    cut, n = strip_injected(text)
+    assert n == 1 and "6543" not in cut and cut.startswith("before") and cut.endswith("after")
+    assert contains_secret(f"the key is {SECRET}")
+    assert contains_secret("token: [secret masked]")
+    assert not contains_secret("the API listens on port 8080")
+
+
+def test_routing_rules(tmp_path):
+    path = tmp_path / "routing.toml"
+    path.write_text('default = "me"\n[[rules]]\nproject = "/home/me/src/acme-*"\n'
+                    'namespace = "acme"\n[[rules]]\nsource = "chatgpt"\nnamespace = "chats"\n')
+    routing = Routing.load(path)
+    assert routing.route(project="/home/me/src/acme-api", source="claude-code") == "acme"
+    assert routing.route(project="/home/me/src/other", source="chatgpt") == "chats"
+    assert routing.route(project=None, source="gemini") == "me"
+    assert Routing().route(project="/x", source="claude-code") == "personal"
+    path.write_text('[[rules]]\nproject = "/x/*"\nnamespace = "acme__dream"\n')
+    with pytest.raises(RoutingError, match="rule 1.*not a primary namespace"):
+        Routing.load(path)
+    path.write_text('[[rules]]\nnamespace = "a"\n')
+    with pytest.raises(RoutingError, match="needs `project` or `source`"):
+        Routing.load(path)
+
+
+# --- dream_day against the database ---------------------------------------------------------
+
+@pytest.fixture
+def session(tmp_path, db):
+    path = tmp_path / "projects" / "acme" / "s-1.jsonl"
+    write_session(path, [
+        ("user", "Let's use port 5433 for the acme test database; 5432 clashes with "
+                 "the system postgres."),
+        ("assistant", "Done: docker-compose now maps 5433. I also pinned psycopg to 3.2."),
+        ("user", f"Thanks. For the record the deploy key is {SECRET}, keep it handy."),
+        ("user", f"<{CONTEXT_MARKER}>remembered: acme uses pytest-xdist</{CONTEXT_MARKER}>"
+                 "What did we decide yesterday about the CI cache?"),
+        ("assistant", "We decided yesterday to drop the CI cache; it hid stale wheels."),
+    ])
+    with path.open("a", encoding="utf-8") as fh:
+        for rec in mcp_tool_records("s-1", T0 + timedelta(minutes=10), "/home/me/src/acme-api"):
+            fh.write(json.dumps(rec) + "\n")
+    report = ingest.import_path(db, "claude-code", path)
+    assert report.errors == []
+    return path
+
+
+def test_dream_day_prompt_candidates_and_watermark(db, session, tmp_path):
+    ids = event_ids(db)
+    assert len(ids) == 5  # the tool call and its result are not conversation turns
+    routing_file = tmp_path / "routing.toml"
+    routing_file.write_text('[[rules]]\nproject = "/home/me/src/acme-*"\nnamespace = "acme"\n')
+    answer = DreamAnswer(memories=[
+        memory("The acme test database uses port 5433 because 5432 clashes with the "
+               "system postgres.", 9, [ids[0], ids[1]]),
+        memory("The CI cache was dropped yesterday because it hid stale wheels.", 8, [ids[4]]),
+        memory("The user said thanks.", 2, [ids[2]], category="user"),
+        memory(f"The acme deploy key is {SECRET}.", 9, [ids[2]], category="reference"),
+        memory("A fact citing a turn never shown.", 9, [999_999]),
+    ])
+    llm = ScriptedProvider(answers=[answer])
+    report = dream_day(db, llm, DAY, run_id="run-1", routing=Routing.load(routing_file),
+                       settings=DreamSettings())
+
+    assert len(llm.calls) == 1
+    prompt = llm.calls[0].prompt
+    assert SECRET not in prompt and "[secret masked]" in prompt
+    assert "remembered: acme uses pytest-xdist" not in prompt  # injected context cut
+    assert "RECALLED" not in prompt and "6543" not in prompt  # own MCP results excluded
+    assert f"[{ids[0]}] 2026-03-04 09:00 UTC, Wednesday — user:" in prompt
+    assert llm.calls[0].system and "Score each for durability" in llm.calls[0].system
+
+    assert (report.proposed, report.below_threshold, report.rejected_secret, report.uncited) \
+        == (2, 1, 1, 1)
+    with db.connect() as conn:
+        rows = conn.execute(
+            "SELECT text, score, status, namespace, source_event_ids, run_id "
+            "FROM dream_candidates ORDER BY id").fetchall()
+    by_status = {}
+    for row in rows:
+        by_status.setdefault(row[2], []).append(row)
+    assert len(by_status["proposed"]) == 2
+    assert all(r[3] == "acme" for r in rows)  # routing, not the model, chose the namespace
+    cache = [r for r in by_status["proposed"] if "CI cache" in r[0]][0]
+    assert "on 2026-03-03" in cache[0] and "yesterday" not in cache[0]
+    assert cache[4] == [ids[4]]
+    secret_row = by_status["rejected_secret"][0]
+    assert SECRET not in secret_row[0]  # recorded masked, never in clear
+    assert by_status["below_threshold"][0][1] == 2
+
+    # the watermark: a second run reads nothing and calls nothing
+    again = ScriptedProvider(answers=[])
+    report2 = dream_day(db, again, DAY, run_id="run-2", routing=Routing(),
+                        settings=DreamSettings())
+    assert again.calls == [] and report2.events == 0
+    with db.connect() as conn:
+        assert store.first_undreamed_day(conn, DAY - timedelta(days=3)) is None
+
+
+def test_grown_transcript_dreams_only_the_new_turns(db, session):
+    dream_day(db, ScriptedProvider(answers=[DreamAnswer(memories=[])]), DAY, run_id="r1",
+              routing=Routing(), settings=DreamSettings())
+    write_session(session, [("user", "New: the staging host is staging.acme.internal."),
+                            ("assistant", "Noted.")], mode="a", first=20)
+    ingest.import_path(db, "claude-code", session)
+    with db.connect() as conn:
+        assert store.first_undreamed_day(conn, DAY - timedelta(days=3)) == DAY
+    llm = ScriptedProvider(answers=[DreamAnswer(memories=[])])
+    report = dream_day(db, llm, DAY, run_id="r2", routing=Routing(), settings=DreamSettings())
+    assert report.events == 2
+    assert "staging.acme.internal" in llm.calls[0].prompt
+    assert "5433" not in llm.calls[0].prompt
+
+
+def test_min_score_setting_and_malformed_answers(db, session, monkeypatch):
+    ids = event_ids(db)
+    monkeypatch.setenv("MEMORY_PLATFORM_DREAM_MIN_SCORE", "9")
+    settings = DreamSettings.from_env()
+    good = DreamAnswer(memories=[memory("acme pins psycopg 3.2.", 8, [ids[1]])])
+    # a malformed answer is re-asked, then the good one is used
+    llm = ScriptedProvider(answers=['{"memories": [{"text": "x"}]}', good])
+    report = dream_day(db, llm, DAY, run_id="r1", routing=Routing(), settings=settings)
+    assert len(llm.calls) == 2 and report.below_threshold == 1 and report.proposed == 0
+    monkeypatch.setenv("MEMORY_PLATFORM_DREAM_MIN_SCORE", "11")
+    with pytest.raises(ValueError, match="1-10"):
+        DreamSettings.from_env()
+
+
+def test_a_failed_call_keeps_finished_chunks_and_the_rerun_resumes(db, tmp_path):
+    path = tmp_path / "p" / "long.jsonl"
+    turns = [("user" if i % 2 == 0 else "assistant", f"turn {i}: " + "detail " * 60)
+             for i in range(12)]
+    write_session(path, turns, session="long")
+    ingest.import_path(db, "claude-code", path)
+    settings = DreamSettings(chunk_chars=1_500)
+    ids = event_ids(db)
+    first_answer = DreamAnswer(memories=[memory("fact from the first chunk", 7, [ids[0]])])
+    llm = ScriptedProvider(answers=[first_answer, LLMCallFailed("503 overloaded")])
+    with pytest.raises(LLMCallFailed):
+        dream_day(db, llm, DAY, run_id="r1", routing=Routing(), settings=settings)
+    with db.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM dream_candidates").fetchone()[0] == 1
+        done = conn.execute("SELECT last_event_id FROM dream_watermarks").fetchone()[0]
+    assert ids[0] <= done < ids[-1]
+    rerun = ScriptedProvider(answers=lambda call: DreamAnswer(memories=[]).model_dump_json())
+    report = dream_day(db, rerun, DAY, run_id="r2", routing=Routing(), settings=settings)
+    assert report.events == len([i for i in ids if i > done])
+    assert all(f"[{ids[0]}]" not in c.prompt for c in rerun.calls)
+    with db.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM dream_candidates").fetchone()[0] == 1
+        assert conn.execute("SELECT last_event_id FROM dream_watermarks").fetchone()[0] == ids[-1]
