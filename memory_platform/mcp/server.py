@@ -4,7 +4,19 @@
     memory-platform mcp --http --port 8765   # streamable HTTP at /mcp
 
 Every tool is a thin call into the service layer (`memory_platform.search`,
-`memory_platform.summarize`); inputs are typed so clients see a JSON schema.
+`memory_platform.summarize`, `memory_platform.vault_access`); inputs are typed so clients
+see a JSON schema.
+
+Vault tools: `vault_search`, `vault_list` (paged: after_id/limit, returns total and
+next_after_id), `vault_add` (an agent's suggestion: written to `<namespace>__ideas` only,
+source 'agent', review 'pending'; never to a primary namespace) and `vault_context` (the
+most relevant active memories within a token budget, wrapped in <memory-platform-context>).
+
+    memory-platform mcp --namespaces work    # the vault tools see work (and its shadows) only
+
+Limited to namespaces, the vault tools refuse any other with a clear error, and search,
+list and context never return anything outside them. cairn's tools read the whole
+conversation history, so a limited server does not offer them.
 """
 
 from datetime import date, datetime, time, timezone
@@ -18,12 +30,20 @@ from pydantic import BaseModel, Field
 
 from memory_platform.config import load_settings
 from memory_platform.store import Database
+from memory_platform.tokens import Scope
 
 INSTRUCTIONS = (
     "cairn is the user's complete record of their AI conversations (Claude Code, claude.ai, "
     "ChatGPT, Gemini, notes), stored verbatim. Use cairn_search to find what was said or "
     "decided, cairn_get to read a hit with its surrounding turns, cairn_timeline to see "
     "activity per day, and cairn_summarize_range for a cited report of a period."
+)
+VAULT_INSTRUCTIONS = (
+    "The vault holds the user's durable, reviewed memories, one namespace per project or "
+    "persona. Call vault_context at the start of a task for the facts worth knowing (it "
+    "returns a block ready to put in a prompt), vault_search to look something up, "
+    "vault_list to page through a namespace, and vault_add to suggest a new memory: it is "
+    "staged for the user's review, not stored as fact."
 )
 
 
@@ -111,13 +131,19 @@ def _clear_errors(fn):
     return wrapper
 
 
-def build_server(db: Database | None = None, embedder=None, llm=None) -> MCPServer:
+def build_server(db: Database | None = None, embedder=None, llm=None, *,
+                 namespaces: list[str] | None = None, vault_embedder=None) -> MCPServer:
     """The server over one database. `embedder`/`llm` default to the configured ones,
-    resolved on first use (a tool that needs an LLM says which settings are missing)."""
+    resolved on first use (a tool that needs an LLM says which settings are missing).
+    `namespaces` limits the vault tools to those primary namespaces and their shadows (and
+    drops cairn's unscoped tools); `vault_embedder` defaults to the vault's."""
     from memory_platform import search as service
 
+    scope = Scope.everything() if namespaces is None else Scope.of(namespaces)
     database = db or Database.from_settings(load_settings())
-    server = MCPServer("memory-platform cairn", instructions=INSTRUCTIONS)
+    server = MCPServer("memory-platform cairn", instructions=(
+        INSTRUCTIONS + " " + VAULT_INSTRUCTIONS if scope.unrestricted else
+        VAULT_INSTRUCTIONS + f" This server is limited to: {scope.describe()}."))
 
     @server.tool()
     @_clear_errors
@@ -194,11 +220,179 @@ def build_server(db: Database | None = None, embedder=None, llm=None) -> MCPServ
                             events_read=result.events_read,
                             invalid_citations=result.invalid_citations)
 
+    _vault_tools(server, database, scope, vault_embedder)
+    if not scope.unrestricted:
+        # cairn is every conversation, unscoped: a server limited to namespaces keeps to
+        # the vault.
+        for name in ("cairn_search", "cairn_get", "cairn_timeline", "cairn_summarize_range"):
+            server.remove_tool(name)
     return server
 
 
-def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765) -> None:
-    server = build_server()
+# --- vault -------------------------------------------------------------------------------
+
+Category = Literal["user", "feedback", "project", "reference"]
+
+
+class VaultMemory(BaseModel):
+    id: int
+    namespace: str
+    text: str
+    category: str
+    source: str = Field(description="hand, dream, import or agent")
+    status: str = Field(description="active or archived")
+    review: str | None = Field(None, description="shadow entries: pending/approved/skipped")
+    created_at: str
+    updated_at: str
+    valid_from: str
+    valid_to: str | None = None
+    superseded_by: int | None = None
+
+
+class VaultPage(BaseModel):
+    namespace: str
+    status: str
+    items: list[VaultMemory]
+    total: int = Field(description="Memories of the namespace with this status, all pages.")
+    next_after_id: int | None = Field(
+        description="Pass as after_id for the next page; null when this page is the last.")
+
+
+class VaultHit(BaseModel):
+    id: int
+    namespace: str
+    text: str
+    review: str | None
+    status: str
+    similarity: float | None
+    match: str = Field(description="semantic, keyword or both")
+
+
+class VaultSearchResult(BaseModel):
+    query: str
+    namespaces: list[str] = Field(description="The namespaces searched.")
+    hits: list[VaultHit]
+
+
+class VaultIdea(BaseModel):
+    id: int
+    namespace: str = Field(description="Where it was written: always <namespace>__ideas, "
+                                       "unless the same text already existed (then its "
+                                       "namespace).")
+    review: str | None = Field(description="pending: waits for the user's review")
+    created: bool = Field(description="False when the same text was already in the vault.")
+
+
+class VaultContext(BaseModel):
+    context: str = Field(description="The block to put in a prompt, wrapped in "
+                                     "<memory-platform-context>; empty when nothing "
+                                     "qualifies.")
+    memory_ids: list[int]
+    namespaces: list[str]
+    tokens_used: int = Field(description="Estimated at 4 characters a token.")
+    token_budget: int
+    omitted: int = Field(description="Relevant memories left out to stay in the budget.")
+
+
+def _vault_memory(row: dict) -> VaultMemory:
+    return VaultMemory(**{
+        k: (str(v) if isinstance(v, datetime) else v) for k, v in row.items()
+        if k in VaultMemory.model_fields})
+
+
+def _vault_errors(fn):
+    """Scope refusals, missing ids and bad input reach the client as their own message."""
+    from memory_platform import vault_access as access
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except (access.Forbidden, access.NotFound, access.Conflict) as exc:
+            raise ToolError(str(exc)) from exc
+
+    return _clear_errors(wrapper)
+
+
+def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -> None:
+    from memory_platform import vault_access as access
+
+    limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
+
+    @server.tool(description="Search the user's vault of durable memories by meaning and "
+                             "by exact words." + limited)
+    @_vault_errors
+    def vault_search(
+        query: Annotated[str, Field(description="Words, a question, a port, a version.")],
+        namespace: Annotated[str | None, Field(
+            description="Only this namespace (a shadow such as work__ideas searches what "
+                        "waits for review). Default: every primary namespace allowed.")] = None,
+        k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
+    ) -> VaultSearchResult:
+        found = access.search(database, scope, query, namespace=namespace, k=k,
+                              embedder=embedder)
+        return VaultSearchResult(query=found["query"], namespaces=found["namespaces"],
+                                 hits=[VaultHit(**h) for h in found["hits"]])
+
+    @server.tool(description="One page of a vault namespace's memories, oldest first, with "
+                             "the total. Keep calling with after_id=next_after_id until it "
+                             "is null: the list is never cut short." + limited)
+    @_vault_errors
+    def vault_list(
+        namespace: Annotated[str, Field(description="e.g. work, or work__ideas.")],
+        after_id: Annotated[int, Field(ge=0, description="next_after_id of the previous "
+                                                         "page; 0 for the first.")] = 0,
+        limit: Annotated[int, Field(ge=1, le=access.MAX_PAGE,
+                                    description="Memories per page.")] = access.DEFAULT_PAGE,
+        status: Literal["active", "archived", "all"] = "active",
+    ) -> VaultPage:
+        page = access.list_page(database, scope, namespace, after_id=after_id, limit=limit,
+                                status=status)
+        return VaultPage(namespace=page["namespace"], status=page["status"],
+                         items=[_vault_memory(r) for r in page["items"]],
+                         total=page["total"], next_after_id=page["next_after_id"])
+
+    @server.tool(description="Suggest a memory for the user's vault. It is staged in "
+                             "<namespace>__ideas for the user's review (never written to "
+                             "the namespace itself); text with credentials is refused."
+                             + limited)
+    @_vault_errors
+    def vault_add(
+        namespace: Annotated[str, Field(description="The namespace it belongs to, e.g. "
+                                                    "work.")],
+        text: Annotated[str, Field(min_length=1, description="One self-contained "
+                                                             "statement.")],
+        category: Category = "user",
+        why: Annotated[str | None, Field(description="Why it is worth remembering.")] = None,
+    ) -> VaultIdea:
+        row = access.add_idea(database, scope, namespace, text, category, actor="mcp:agent",
+                              why=why, embedder=embedder)
+        return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
+                         created=row["created"])
+
+    @server.tool(description="The user's memories most relevant to a query or a project, "
+                             "within a token budget, as a block ready to put in a prompt."
+                             + limited)
+    @_vault_errors
+    def vault_context(
+        query: Annotated[str | None, Field(description="The task or question at hand.")] =
+            None,
+        project: Annotated[str | None, Field(
+            description="A project path (cwd); with no query, its routed namespace's "
+                        "memories.")] = None,
+        namespaces: Annotated[list[str] | None, Field(
+            description="Primary namespaces to draw from (default: all allowed).")] = None,
+        token_budget: Annotated[int, Field(ge=64, le=50_000, description="At most this many "
+                                           "tokens (4 characters each).")] = 1500,
+    ) -> VaultContext:
+        return VaultContext(**access.context(
+            database, scope, query=query, project=project, namespaces=namespaces,
+            token_budget=token_budget, embedder=embedder))
+
+
+def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
+          namespaces: list[str] | None = None) -> None:
+    server = build_server(namespaces=namespaces)
     if transport == "stdio":
         server.run("stdio")
     else:

@@ -1,0 +1,258 @@
+"""The vault over REST, and who the caller is.
+
+Who the caller is (`caller_resolver`), for every guarded route of the app:
+
+- `Authorization: Bearer <MEMORY_PLATFORM_API_TOKEN>`: the admin token, every namespace;
+  audit actor `api:admin`.
+- `Authorization: Bearer mp_...` (from `memory-platform token create`): the token's
+  namespaces and their shadows; actor `api:<token name>`. Revoked or unknown: 401.
+- No bearer: allowed only when nothing is configured (no admin token, no live API token),
+  which the app allows only on loopback. Then every namespace; actor `api:local`. As soon
+  as one API token exists, requests without a bearer get 401: a token limited to `work`
+  means nothing if leaving it out opened `personal`.
+
+Scoping: a namespace outside the caller's scope named in a path or query gets 403; a
+memory id outside it gets 404 (an id says nothing about other namespaces); search,
+namespace listings and counts never include other namespaces. cairn's routes (/search,
+/events, /timeline, /summarize) read the whole, unscoped conversation history, so a scoped
+token gets 403 there.
+
+Routes (all sub-second, no model in the loop but the vault embedder for new text):
+
+    GET    /vault/namespaces
+    GET    /vault/{namespace}/memories?after_id=0&limit=100&status=active
+    POST   /vault/{namespace}/memories          {"text", "category"}
+    GET    /vault/memories/{id}
+    PATCH  /vault/memories/{id}                 {"text"?, "category"?}   (audited edit)
+    DELETE /vault/memories/{id}                 (archives; never a hard delete)
+    GET    /vault/search?q=&namespace=&k=10
+
+A write over REST is a person's (or their script's) and goes to the namespace named; an
+agent suggests through MCP `vault_add`, which writes to `<namespace>__ideas` only.
+"""
+
+import hmac
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Annotated, Literal
+
+from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from pydantic import BaseModel, Field
+
+from memory_platform import tokens
+from memory_platform import vault_access as access
+from memory_platform.store import Database
+from memory_platform.tokens import Scope
+
+Category = Literal["user", "feedback", "project", "reference"]
+
+
+@dataclass(frozen=True)
+class Caller:
+    """Who is calling: the namespaces they may touch and the actor their writes are audited
+    as. `via` is 'admin', 'token' or 'open' (loopback, nothing configured)."""
+
+    scope: Scope
+    actor: str
+    via: str
+
+
+# Set by the dashboard's /review/login: a browser's bearer token (api/dashboard.py).
+SESSION_COOKIE = "mp_session"
+
+
+def _unauthorized(detail: str) -> HTTPException:
+    return HTTPException(status_code=401, detail=detail,
+                         headers={"WWW-Authenticate": "Bearer"})
+
+
+def caller_resolver(database: Database, admin_token: str | None
+                    ) -> Callable[[Request], Caller]:
+    """A FastAPI dependency resolving a request to its Caller, or raising 401."""
+
+    def resolve(request: Request) -> Caller:
+        header = request.headers.get("authorization", "")
+        if not header and request.cookies.get(SESSION_COOKIE):
+            # the dashboard's login cookie (HttpOnly, SameSite=Strict) carries the same token
+            header = f"Bearer {request.cookies[SESSION_COOKIE]}"
+        if header:
+            scheme, _, given = header.partition(" ")
+            given = given.strip()
+            if scheme.lower() != "bearer" or not given:
+                raise _unauthorized("use 'Authorization: Bearer <token>'")
+            if admin_token and hmac.compare_digest(given.encode(), admin_token.encode()):
+                return Caller(Scope.everything(), "api:admin", "admin")
+            token = tokens.verify(database, given)
+            if token is None:
+                raise _unauthorized("missing or wrong bearer token")
+            return Caller(token.scope, token.actor, "token")
+        if admin_token:
+            raise _unauthorized("missing or wrong bearer token")
+        if tokens.any_live(database):
+            raise _unauthorized("a bearer token is required: API tokens exist "
+                                "(see `memory-platform token list`)")
+        return Caller(Scope.everything(), "api:local", "open")
+
+    return resolve
+
+
+# --- response and request models ---------------------------------------------------------
+
+
+class Memory(BaseModel):
+    id: int
+    namespace: str
+    text: str
+    category: str
+    source: str
+    status: str = Field(description="active or archived")
+    review: str | None = Field(None, description="shadow entries: pending, approved, skipped")
+    review_note: str | None = None
+    dream_run_id: str | None = None
+    candidate_id: int | None = None
+    source_event_ids: list[int] = []
+    score: int | None = None
+    why: str | None = None
+    verdict: str | None = None
+    promoted_from: int | None = None
+    valid_from: datetime
+    valid_to: datetime | None = None
+    superseded_by: int | None = None
+    created_at: datetime
+    updated_at: datetime
+    content_hash: str
+
+
+class MemoryWritten(Memory):
+    created: bool = Field(description="False when the same text was already there (its row)")
+
+
+class MemoryChanged(Memory):
+    changed: bool = Field(description="False when the request changed nothing")
+
+
+class MemoryPage(BaseModel):
+    namespace: str
+    status: str
+    items: list[Memory]
+    total: int = Field(description="memories of the namespace with this status, all pages")
+    next_after_id: int | None = Field(
+        description="pass as after_id for the next page; null when this page is the last")
+
+
+class Namespace(BaseModel):
+    name: str
+    kind: str = Field(description="primary, dream or ideas")
+    primary_of: str | None
+    created_at: datetime
+    active: int = Field(description="active memories")
+
+
+class VaultHit(BaseModel):
+    id: int
+    namespace: str
+    text: str
+    review: str | None
+    status: str
+    similarity: float | None
+    match: str = Field(description="semantic, keyword or both")
+
+
+class VaultSearch(BaseModel):
+    query: str
+    namespaces: list[str]
+    hits: list[VaultHit]
+
+
+class NewMemory(BaseModel):
+    text: str = Field(min_length=1, description="One self-contained statement.")
+    category: Category = "user"
+
+
+class MemoryEdit(BaseModel):
+    text: str | None = Field(None, min_length=1)
+    category: Category | None = None
+
+
+# --- routes ------------------------------------------------------------------------------
+
+
+def _errors(fn, *args, **kwargs):
+    try:
+        return fn(*args, **kwargs)
+    except access.Forbidden as exc:
+        raise HTTPException(status_code=403, detail=str(exc)) from exc
+    except access.NotFound as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    except access.Conflict as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from exc
+    except ValueError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc
+
+
+def vault_router(database: Database, resolve: Callable[[Request], Caller],
+                 embedder=None) -> APIRouter:
+    """The /vault routes over one database; `embedder` defaults to the vault embedder."""
+    router = APIRouter(prefix="/vault", tags=["vault"])
+    CallerDep = Annotated[Caller, Depends(resolve)]
+
+    @router.get("/namespaces", response_model=list[Namespace])
+    def namespaces(caller: CallerDep) -> list[dict]:
+        """The namespaces this caller may see, with their count of active memories."""
+        return _errors(access.namespaces, database, caller.scope)
+
+    @router.get("/search", response_model=VaultSearch)
+    def search(
+        caller: CallerDep,
+        q: Annotated[str, Query(min_length=1, description="Words, a question, a port")],
+        namespace: Annotated[str | None, Query(
+            description="Only this namespace (default: every primary one in scope)")] = None,
+        k: Annotated[int, Query(ge=1, le=100)] = 10,
+    ) -> dict:
+        """Memories by meaning and by exact words, within the caller's namespaces."""
+        return _errors(access.search, database, caller.scope, q, namespace=namespace, k=k,
+                       embedder=embedder)
+
+    @router.get("/memories/{memory_id:int}", response_model=Memory)
+    def get_memory(caller: CallerDep, memory_id: int) -> dict:
+        return _errors(access.get, database, caller.scope, memory_id)
+
+    @router.patch("/memories/{memory_id:int}", response_model=MemoryChanged)
+    def edit_memory(caller: CallerDep, memory_id: int, body: MemoryEdit) -> dict:
+        """Edit the text and/or category of an active memory; audited (before/after)."""
+        return _errors(access.edit, database, caller.scope, memory_id, actor=caller.actor,
+                       text=body.text, category=body.category, embedder=embedder)
+
+    @router.delete("/memories/{memory_id:int}", response_model=MemoryChanged)
+    def archive_memory(caller: CallerDep, memory_id: int) -> dict:
+        """Archive the memory (status 'archived', audited). Nothing is ever hard-deleted."""
+        return _errors(access.archive, database, caller.scope, memory_id, actor=caller.actor)
+
+    @router.get("/{namespace}/memories", response_model=MemoryPage)
+    def list_memories(
+        caller: CallerDep,
+        namespace: str,
+        after_id: Annotated[int, Query(ge=0, description="last id of the previous page")] = 0,
+        limit: Annotated[int, Query(ge=1, le=access.MAX_PAGE)] = access.DEFAULT_PAGE,
+        status: Literal["active", "archived", "all"] = "active",
+    ) -> dict:
+        """One page of a namespace's memories by id, with the total. Page until
+        next_after_id is null; a limit above the maximum is refused, never clipped."""
+        return _errors(access.list_page, database, caller.scope, namespace,
+                       after_id=after_id, limit=limit, status=status)
+
+    @router.post("/{namespace}/memories", response_model=MemoryWritten,
+                 responses={201: {"model": MemoryWritten, "description": "added"},
+                            200: {"description": "the same text was already there"}})
+    def add_memory(caller: CallerDep, namespace: str, body: NewMemory,
+                   response: Response) -> dict:
+        """Write a memory into the namespace named (a person's write; agents use MCP
+        vault_add, which stages into <namespace>__ideas). The text is embedded in the
+        same request."""
+        row = _errors(access.add, database, caller.scope, namespace, body.text,
+                      body.category, actor=caller.actor, embedder=embedder)
+        response.status_code = 201 if row["created"] else 200
+        return row
+
+    return router

@@ -1,0 +1,98 @@
+"""`memory-platform token ...`: API tokens scoped to vault namespaces.
+
+    memory-platform token create --namespaces work,personal [--name laptop] [--json]
+    memory-platform token list [--json]
+    memory-platform token revoke ID
+
+`create` prints the secret once (only its sha256 is stored); clients send it as
+`Authorization: Bearer <secret>`. A token for `work` reaches `work`, `work__dream` and
+`work__ideas` over REST, and gets 403 on any other namespace.
+
+The shared helpers (`_run`, `_database`, consoles) live in cli/main.py, which registers this
+app; they are imported inside the commands because main.py imports this module.
+"""
+
+import json
+from typing import Annotated, Optional
+
+import typer
+
+token_app = typer.Typer(
+    no_args_is_help=True,
+    help="API tokens scoped to vault namespaces (stored hashed).",
+)
+
+
+def _when(value) -> str:
+    return str(value)[:19] if value else "-"
+
+
+@token_app.command("create")
+def token_create(
+    namespaces: Annotated[str, typer.Option(
+        help="Comma-separated primary namespaces, e.g. work,personal (their __dream and "
+             "__ideas shadows come with them).")],
+    name: Annotated[Optional[str], typer.Option(
+        help="A unique name; the audit trail records writes as api:<name>. "
+             "Default: token-<id>.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Create a token and print its secret, once."""
+    from memory_platform.cli.main import _database, _run, err, out
+
+    def body():
+        from memory_platform import tokens
+
+        row, secret = tokens.create(_database(), namespaces, name=name)
+        if as_json:
+            print(json.dumps({**row, "token": secret}, default=str))
+            return
+        out.print(f"created token #{row['id']} {row['name']} for "
+                  f"{', '.join(row['namespaces'])}", highlight=False, markup=False)
+        print(secret)
+        err.print("This is the only time the token is shown: store it now. Clients send "
+                  "it as 'Authorization: Bearer <token>'.", highlight=False, markup=False)
+
+    _run(body)
+
+
+@token_app.command("list")
+def token_list(
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
+) -> None:
+    """Every token, revoked ones too (never a secret or a hash)."""
+    from memory_platform.cli.main import _database, _run, out
+
+    def body():
+        from memory_platform import tokens
+
+        rows = tokens.list_tokens(_database())
+        if as_json:
+            print(json.dumps(rows, default=str))
+            return
+        for row in rows:
+            state = f"revoked {_when(row['revoked_at'])}" if row["revoked_at"] else "live"
+            out.print(f"#{row['id']} {row['name']}  namespaces: {', '.join(row['namespaces'])}"
+                      f"  created {_when(row['created_at'])}  last used "
+                      f"{_when(row['last_used_at'])}  {state}", highlight=False, markup=False)
+        live = sum(1 for r in rows if not r["revoked_at"])
+        out.print(f"total: {len(rows)} tokens ({live} live)", highlight=False)
+
+    _run(body)
+
+
+@token_app.command("revoke")
+def token_revoke(
+    token_id: Annotated[int, typer.Argument(metavar="ID", help="The id from `token list`.")],
+) -> None:
+    """Revoke a token: it stops working at once (the row stays for the audit trail)."""
+    from memory_platform.cli.main import _database, _run, out
+
+    def body():
+        from memory_platform import tokens
+
+        row = tokens.revoke(_database(), token_id)
+        out.print(f"revoked token #{row['id']} {row['name']} at {_when(row['revoked_at'])}",
+                  highlight=False, markup=False)
+
+    _run(body)

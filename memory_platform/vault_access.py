@@ -1,0 +1,364 @@
+"""The vault as the REST API and the MCP server see it: every read and write goes through a
+`Scope` (memory_platform.tokens), so a caller limited to `work` never reads, finds, counts
+or writes anything of `personal`.
+
+- Listing is a counted keyset page (`items`, `total`, `next_after_id`): never capped
+  silently; a caller pages until `next_after_id` is None.
+- Human writes (REST) go to the namespace named; an agent's (MCP `vault_add`) go to
+  `<namespace>__ideas` only, as source 'agent', review 'pending'.
+- Edits and archives write their audit row (before/after) in the same statement; nothing
+  is hard-deleted.
+- No model in the loop but the vault embedder, for the new text of an add or an edit and
+  for a search query.
+"""
+
+import math
+from collections.abc import Sequence
+from pathlib import PurePath
+
+from memory_platform import vault as vault_service
+from memory_platform.dream import CONTEXT_MARKER
+from memory_platform.embeddings import Embedder
+from memory_platform.store import Database
+from memory_platform.store import vault as store
+from memory_platform.store import vault_access as access_store
+from memory_platform.tokens import Scope
+
+MAX_PAGE = 1000
+DEFAULT_PAGE = 100
+STATUSES = ("active", "archived", "all")
+CHARS_PER_TOKEN = 4
+CONTEXT_POOL = 100  # candidates ranked before packing a context within its budget
+
+
+class Forbidden(PermissionError):
+    """The namespace is outside the caller's scope."""
+
+
+class NotFound(LookupError):
+    """No such memory or namespace (or none the caller may see)."""
+
+
+class Conflict(RuntimeError):
+    """The memory's state does not allow the change (an edit of an archived memory)."""
+
+
+def _status_filter(status: str) -> str | None:
+    if status not in STATUSES:
+        raise ValueError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+    return None if status == "all" else status
+
+
+def check(scope: Scope, namespace: str) -> None:
+    """Refuse a namespace outside the scope (and an invalid name, saying why)."""
+    store.parse_namespace(namespace)
+    if not scope.permits(namespace):
+        raise Forbidden(f"namespace {namespace!r} is outside this caller's scope "
+                        f"({scope.describe()})")
+
+
+def _require(conn, scope: Scope, namespace: str) -> dict:
+    check(scope, namespace)
+    found = store.get_namespace(conn, namespace)
+    if found is None:
+        raise NotFound(f"no vault namespace {namespace!r}")
+    return found
+
+
+def namespaces(db: Database, scope: Scope) -> list[dict]:
+    """The namespaces in scope with their kind and count of active memories."""
+    with db.connect() as conn:
+        return [n for n in store.list_namespaces(conn) if scope.permits(n["name"])]
+
+
+def visible_primaries(conn, scope: Scope) -> list[str]:
+    return [n["name"] for n in store.list_namespaces(conn)
+            if n["kind"] == "primary" and scope.permits(n["name"])]
+
+
+def list_page(db: Database, scope: Scope, namespace: str, *, after_id: int = 0,
+              limit: int = DEFAULT_PAGE, status: str = "active") -> dict:
+    """One page: {namespace, status, items, total, next_after_id}. `limit` above MAX_PAGE
+    is refused, not clipped."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise ValueError(f"limit must be between 1 and {MAX_PAGE} (page with next_after_id)")
+    if after_id < 0:
+        raise ValueError("after_id must be 0 or a memory id")
+    wanted = _status_filter(status)
+    with db.connect() as conn:
+        _require(conn, scope, namespace)
+        items, total, next_after = access_store.page(conn, namespace, after_id=after_id,
+                                                     limit=limit, status=wanted)
+    return {"namespace": namespace, "status": status, "items": items, "total": total,
+            "next_after_id": next_after}
+
+
+def get(db: Database, scope: Scope, memory_id: int) -> dict:
+    """A memory by id. One outside the scope reads as missing: its id says nothing."""
+    with db.connect() as conn:
+        row = store.get_memory(conn, memory_id)
+    if row is None or not scope.permits(row["namespace"]):
+        raise NotFound(f"no memory with id {memory_id}")
+    return row
+
+
+def _embed(embedder: Embedder | None, text: str):
+    embedder = embedder or vault_service.vault_embedder()
+    return embedder, embedder.embed([store.normalize_text(text)])[0]
+
+
+def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *, actor: str,
+        embedder: Embedder | None = None) -> dict:
+    """A human's write over REST: into the namespace named (a primary or its `__ideas`;
+    `__dream` is the dream's own). The same text twice returns the first (created=False)."""
+    kind, _ = store.parse_namespace(namespace)
+    check(scope, namespace)
+    if kind == "dream":
+        raise ValueError(f"{namespace!r} holds the dream's output; write to the primary "
+                         f"namespace or to its __ideas")
+    if category not in store.CATEGORIES:
+        raise ValueError(f"unknown category {category!r}; use one of "
+                         f"{', '.join(store.CATEGORIES)}")
+    return vault_service.add(db, namespace, text, category, actor, "hand",
+                             embedder=embedder or vault_service.vault_embedder())
+
+
+def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
+             actor: str, why: str | None = None, embedder: Embedder | None = None) -> dict:
+    """An agent's write: always into `<primary>__ideas` (source 'agent', review 'pending'),
+    whether `namespace` names the primary or its ideas shadow; never a primary namespace.
+    Text already in the primary or pending in ideas is not added twice (created=False and
+    the existing id). Text that looks like a credential is refused."""
+    from memory_platform.secrets import MASK, looks_like_secret
+
+    kind, primary = store.parse_namespace(namespace)
+    if kind == "dream":
+        raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
+                         f"<namespace>__ideas")
+    primary = namespace if kind == "primary" else primary
+    check(scope, primary)
+    if not text or not text.strip():
+        raise ValueError("a memory needs some text")
+    if category not in store.CATEGORIES:
+        raise ValueError(f"unknown category {category!r}; use one of "
+                         f"{', '.join(store.CATEGORIES)}")
+    if MASK in text or looks_like_secret(text):
+        raise ValueError("refused: the text looks like it holds a credential; secrets are "
+                         "never stored in the vault")
+    target = store.shadow_of(primary, "ideas")
+    embedder, vector = _embed(embedder, text)
+    with db.connect() as conn:
+        store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        with conn.transaction():
+            existing = store.find_by_hash(conn, primary, text)
+            if existing is None:
+                existing = store.find_by_hash(conn, target, text)
+            if existing is not None:
+                memory_id, created = existing, False
+            else:
+                memory_id, created = store.add_memory(
+                    conn, namespace=target, text=text, category=category, source="agent",
+                    review="pending", why=why, actor=actor)
+                store.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                              [(memory_id, vector)])
+        row = store.get_memory(conn, memory_id)
+    assert row is not None
+    return {**row, "created": created}
+
+
+def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | None = None,
+         category: str | None = None, embedder: Embedder | None = None) -> dict:
+    """Edit text and/or category (audit action 'edit', before and after). A new text is
+    re-embedded. Editing an archived memory is a Conflict; an edit that changes nothing
+    writes nothing (changed=False)."""
+    if text is None and category is None:
+        raise ValueError("give a new text or category")
+    if text is not None and not text.strip():
+        raise ValueError("a memory needs some text")
+    if category is not None and category not in store.CATEGORIES:
+        raise ValueError(f"unknown category {category!r}; use one of "
+                         f"{', '.join(store.CATEGORIES)}")
+    vector = None
+    if text is not None:
+        # Embed before writing (outside the row lock): a model that fails changes nothing.
+        embedder, vector = _embed(embedder, text)
+    with db.connect() as conn:
+        if vector is not None:
+            store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        with conn.transaction():
+            locked = access_store.lock_memory(conn, memory_id)
+            if locked is None or not scope.permits(locked[0]["namespace"]):
+                raise NotFound(f"no memory with id {memory_id}")
+            current, before = locked
+            if current["status"] != "active":
+                raise Conflict(f"memory {memory_id} is {current['status']}; it cannot be "
+                               f"edited")
+            changes = {}
+            if text is not None and store.normalize_text(text) != store.normalize_text(
+                    current["text"]):
+                changes["text"] = text
+            if category is not None and category != current["category"]:
+                changes["category"] = category
+            if not changes:
+                return {**current, "changed": False}
+            row = access_store.update_memory(conn, memory_id, changes=changes, action="edit",
+                                             actor=actor, before=before)
+            if "text" in changes:
+                store.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                              [(memory_id, vector)])
+    return {**row, "changed": True}
+
+
+def archive(db: Database, scope: Scope, memory_id: int, *, actor: str) -> dict:
+    """Archive a memory (audit action 'archive'); it is never deleted. Archiving an
+    archived memory changes nothing (changed=False)."""
+    with db.connect() as conn:
+        with conn.transaction():
+            locked = access_store.lock_memory(conn, memory_id)
+            if locked is None or not scope.permits(locked[0]["namespace"]):
+                raise NotFound(f"no memory with id {memory_id}")
+            current, before = locked
+            if current["status"] == "archived":
+                return {**current, "changed": False}
+            row = access_store.update_memory(conn, memory_id, changes={"status": "archived"},
+                                             action="archive", actor=actor, before=before)
+    return {**row, "changed": True}
+
+
+def search(db: Database, scope: Scope, query: str, *, namespace: str | None = None,
+           k: int = 10, embedder: Embedder | None = None) -> dict:
+    """Memories nearest to `query` by meaning plus those containing it verbatim, within the
+    scope: {query, namespaces, hits}. Without `namespace`, every primary namespace in
+    scope; a shadow namespace in scope can be named to search what waits for review."""
+    if not query or not query.strip():
+        raise ValueError("search needs a query")
+    if not 1 <= k <= 100:
+        raise ValueError("k must be between 1 and 100")
+    embedder, vector = _embed(embedder, query)
+    with db.connect() as conn:
+        if namespace is not None:
+            _require(conn, scope, namespace)
+            searched = [namespace]
+        else:
+            searched = visible_primaries(conn, scope)
+    if not searched:
+        return {"query": query, "namespaces": [], "hits": []}
+    # A memory written by a path that did not embed it must still be found by meaning.
+    vault_service.embed_missing_memories(db, embedder)
+    with db.connect() as conn:
+        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector,
+                                          searched, k=k, reviews=("pending",))
+        keyword = store.keyword_matches(conn, query.strip(), searched, limit=k)
+        sims = store.similarities(conn, embedder.name, embedder.dims, vector,
+                                  [h["id"] for h in keyword])
+    hits = vault_service._fuse(semantic, keyword, sims, k)
+    # Defence in depth: nothing outside the scope leaves, whatever the SQL returned.
+    hits = [h for h in hits if scope.permits(h["namespace"])]
+    return {"query": query, "namespaces": searched, "hits": hits}
+
+
+def _neutralize(text: str) -> str:
+    """One line, and no way for a memory's text to open or close the context block."""
+    line = " ".join(text.split())
+    return line.replace(f"</{CONTEXT_MARKER}", f"&lt;/{CONTEXT_MARKER}").replace(
+        f"<{CONTEXT_MARKER}", f"&lt;{CONTEXT_MARKER}")
+
+
+def _route(project: str) -> str | None:
+    from memory_platform.routing import Routing
+
+    return Routing.load().route(project=project, source="claude-code")
+
+
+def context(
+    db: Database,
+    scope: Scope,
+    *,
+    query: str | None = None,
+    project: str | None = None,
+    namespaces: Sequence[str] | None = None,
+    token_budget: int = 1500,
+    min_similarity: float = 0.15,
+    embedder: Embedder | None = None,
+) -> dict:
+    """The active memories most relevant to `query` (or to `project`) in the primary
+    namespaces asked for (default: those in scope; with only a project, the namespace its
+    routing rule names when in scope), packed most relevant first into `token_budget`
+    tokens (counted as 4 characters a token, the wrapper included) and wrapped in
+    <memory-platform-context> so a later dream never re-extracts them.
+
+    Superseded facts and facts whose validity ended are left out. With a query, memories
+    below `min_similarity` that do not contain the query verbatim are left out too; with
+    only a project, the namespace's memories are ranked by similarity to the project name.
+    Returns {context, memory_ids, namespaces, tokens_used, token_budget, omitted}: context
+    is "" when nothing qualifies; omitted counts relevant memories that did not fit."""
+    query = query.strip() if query else None
+    project = project.strip() if project else None
+    if not query and not project:
+        raise ValueError("give a query or a project")
+    if token_budget < 64:
+        raise ValueError("token_budget must be at least 64")
+    with db.connect() as conn:
+        if namespaces:
+            chosen = []
+            for name in namespaces:
+                kind, primary = store.parse_namespace(name)
+                if kind != "primary":
+                    raise ValueError(f"{name!r} is a shadow namespace: a context holds "
+                                     f"reviewed memories of primary namespaces only")
+                check(scope, name)
+                if name not in chosen:
+                    chosen.append(name)
+        else:
+            chosen = visible_primaries(conn, scope)
+            if project and not query:
+                routed = _route(project)
+                if routed in chosen:
+                    chosen = [routed]
+    text = query or (PurePath(project).name or project)
+    result = {"context": "", "memory_ids": [], "namespaces": chosen, "tokens_used": 0,
+              "token_budget": token_budget, "omitted": 0}
+    if not chosen:
+        return result
+    embedder, vector = _embed(embedder, text)
+    vault_service.embed_missing_memories(db, embedder)
+    with db.connect() as conn:
+        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector, chosen,
+                                          k=CONTEXT_POOL, reviews=())
+        keyword = store.keyword_matches(conn, query, chosen, limit=CONTEXT_POOL) \
+            if query else []
+        ranked_ids: list[int] = [h["id"] for h in keyword]
+        floor = min_similarity if query else -math.inf
+        ranked_ids += [h["id"] for h in semantic
+                       if h["id"] not in ranked_ids and h["similarity"] >= floor]
+        rows = access_store.memories_by_id(conn, ranked_ids)
+        now = conn.execute("SELECT now()").fetchone()[0]
+    candidates = [rows[i] for i in ranked_ids if i in rows]
+    candidates = [m for m in candidates
+                  if m["status"] == "active" and m["review"] is None
+                  and m["superseded_by"] is None
+                  and (m["valid_to"] is None or m["valid_to"] > now)
+                  and scope.permits(m["namespace"]) and m["namespace"] in chosen]
+    if not candidates:
+        return result
+    head = (f"<{CONTEXT_MARKER}>\nMemories from the user's vault ({', '.join(chosen)}), most "
+            f"relevant first; recorded earlier, they may be out of date.\n")
+    tail = f"</{CONTEXT_MARKER}>"
+    budget = token_budget * CHARS_PER_TOKEN
+    used = len(head) + len(tail)
+    lines: list[str] = []
+    picked: list[int] = []
+    omitted = 0
+    for m in candidates:
+        line = f"- [{m['category']}] {_neutralize(m['text'])} ({m['namespace']} #{m['id']})\n"
+        if used + len(line) > budget:
+            omitted += 1  # a shorter, less relevant memory may still fit: keep going
+            continue
+        lines.append(line)
+        picked.append(m["id"])
+        used += len(line)
+    if not picked:
+        return {**result, "omitted": omitted}
+    block = head + "".join(lines) + tail
+    return {**result, "context": block, "memory_ids": picked,
+            "tokens_used": math.ceil(len(block) / CHARS_PER_TOKEN), "omitted": omitted}
