@@ -176,8 +176,19 @@ def evaluate(db: Database, data: list[dict], ids: dict, mode: str, embedder,
     return result
 
 
-def run_locomo(admin_url: str, log: Log, variants: Sequence[str] = ("plain", "ctx1", "ctx2"),
-               weights: Sequence[float] = (0.5, 0.6, 0.7)) -> list[dict]:
+# LoCoMo variants: how each turn is embedded (the query is always embedded by the plain
+# model). "ctx2" is what the default embedder (`local-ctx2`) stores.
+VARIANTS = {"plain": 0, "ctx1": 1, "ctx2": 2, "ctx3": 3}
+
+
+def run_locomo(admin_url: str, log: Log, variants: Sequence[str] = ("plain", "ctx2"),
+               weights: Sequence[float] | None = None, rrf: bool = True) -> list[dict]:
+    """Keyword-only, then per variant: dense-only, hybrid RRF (when `rrf`) and hybrid
+    weighted at each of `weights` (default: the shipped DENSE_WEIGHT)."""
+    unknown = [v for v in variants if v not in VARIANTS]
+    if unknown:
+        raise ValueError(f"unknown LoCoMo variants {unknown}; choose from {sorted(VARIANTS)}")
+    weights = tuple(weights or (service.DENSE_WEIGHT,))
     data = load_locomo()
     golds = {"original": data, "audited": load_locomo(audited=True)}
     base = emb.get_embedder("local")
@@ -190,9 +201,9 @@ def run_locomo(admin_url: str, log: Log, variants: Sequence[str] = ("plain", "ct
         log(f"  {len(questions)} questions embedded in {time.perf_counter() - began:.1f} s")
         row = evaluate(db, data, ids, "keyword", None, golds=golds)
         results.append({"retriever": "keyword (FTS, IDF-weighted OR query)", **row})
-        log(f"  keyword: {row['original']['1-5']['recall@10']}")
+        log(f"  keyword: {_recalls(row)}")
         for variant in variants:
-            turns = {"plain": 0, "ctx1": 1, "ctx2": 2}[variant]
+            turns = VARIANTS[variant]
             embedder = base if turns == 0 else emb.WithContext(base, turns)
             counts = emb.embed_missing(db, embedder)
             log(f"  {embedder.name}: embedded {counts['events']} events "
@@ -200,10 +211,12 @@ def run_locomo(admin_url: str, log: Log, variants: Sequence[str] = ("plain", "ct
             query = _Precomputed(embedder.name, embedder.dims, qvecs)
             row = evaluate(db, data, ids, "dense", query, golds=golds)
             results.append({"retriever": f"dense {embedder.name}", **row})
-            log(f"  dense {embedder.name}: {row['original']['1-5']['recall@10']}")
-            row = evaluate(db, data, ids, "hybrid", query, fusion="rrf", golds=golds)
-            results.append({"retriever": f"hybrid RRF(k={service.RRF_K}) {embedder.name}", **row})
-            log(f"  hybrid rrf {embedder.name}: {row['original']['1-5']['recall@10']}")
+            log(f"  dense {embedder.name}: {_recalls(row)}")
+            if rrf:
+                row = evaluate(db, data, ids, "hybrid", query, fusion="rrf", golds=golds)
+                results.append({"retriever": f"hybrid RRF(k={service.RRF_K}) {embedder.name}",
+                                **row})
+                log(f"  hybrid rrf {embedder.name}: {_recalls(row)}")
             default_weight = service.DENSE_WEIGHT
             try:
                 for w in weights:
@@ -212,11 +225,15 @@ def run_locomo(admin_url: str, log: Log, variants: Sequence[str] = ("plain", "ct
                                    golds=golds)
                     results.append({"retriever": f"hybrid weighted w={w} {embedder.name}",
                                     **row})
-                    log(f"  hybrid w={w} {embedder.name}: "
-                        f"{row['original']['1-5']['recall@10']}")
+                    log(f"  hybrid w={w} {embedder.name}: {_recalls(row)}")
             finally:
                 service.DENSE_WEIGHT = default_weight
     return results
+
+
+def _recalls(row: dict) -> str:
+    m = row["original"]["1-5"]
+    return " ".join(f"@{k} {m[f'recall@{k}']}" for k in KS)
 
 
 def format_locomo(results: list[dict], gold: str = "original", cats: str = "1-5") -> str:
@@ -415,8 +432,11 @@ class _scratch_db:
 
 
 def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput"),
-        sizes: Sequence[int] = (100_000,), log: Log = print) -> dict:
-    """Run the chosen parts, print tables, write JSON to `out`."""
+        sizes: Sequence[int] = (100_000,), log: Log = print,
+        variants: Sequence[str] = ("plain", "ctx2"), weights: Sequence[float] | None = None,
+        rrf: bool = True) -> dict:
+    """Run the chosen parts, print tables, write JSON to `out`. `variants`, `weights` and
+    `rrf` choose the LoCoMo retrievers (see run_locomo)."""
     from memory_platform.bench import _admin_url
 
     report: dict = {
@@ -426,6 +446,7 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
                     "platform": platform.platform()},
         "embedding_model": "all-MiniLM-L6-v2 (sentence-transformers, CPU)",
         "llm_used": False,
+        "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }
     with tempfile.TemporaryDirectory(prefix="mp-bench-search-") as tmp:
         admin_url = _admin_url(Path(tmp))
@@ -434,7 +455,7 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
             report["throughput"] = run_throughput(log)
         if "locomo" in parts:
             log("LoCoMo:")
-            results = run_locomo(admin_url, log)
+            results = run_locomo(admin_url, log, variants, weights, rrf)
             report["locomo"] = {"data": "locomo10.json (10 conversations, 1,986 questions)",
                                 "granularity": "turn", "results": results}
             for gold in ("original", "audited"):
@@ -445,6 +466,7 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
             for size in sizes:
                 log(f"latency at {size:,} events:")
                 report["latency"].append(run_latency(admin_url, size, log))
+    report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, default=str) + "\n")
     log(f"\nwritten to {out}")
@@ -452,8 +474,21 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
 
 
 if __name__ == "__main__":
-    import sys
+    # The options the CLI's `bench search` does not expose (a LoCoMo-only sweep):
+    #   python -m memory_platform.bench_search --parts locomo --variants ctx2 --weights 0.7
+    import argparse
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    chosen = sys.argv[1].split(",") if len(sys.argv) > 1 else ["locomo", "latency", "throughput"]
-    run(Path("benchmarks/results/search.json"), parts=chosen)
+    parser = argparse.ArgumentParser(prog="python -m memory_platform.bench_search")
+    parser.add_argument("--parts", default="locomo,latency,throughput")
+    parser.add_argument("--sizes", default="100000")
+    parser.add_argument("--variants", default="plain,ctx2", help=f"of {sorted(VARIANTS)}")
+    parser.add_argument("--weights", default="", help="dense weights, e.g. 0.6,0.7")
+    parser.add_argument("--no-rrf", action="store_true")
+    parser.add_argument("--out", type=Path, default=Path("benchmarks/results/search.json"))
+    args = parser.parse_args()
+    run(args.out, parts=[p for p in args.parts.split(",") if p],
+        sizes=[int(s.replace("_", "")) for s in args.sizes.split(",") if s],
+        variants=[v for v in args.variants.split(",") if v],
+        weights=[float(w) for w in args.weights.split(",") if w] or None,
+        rrf=not args.no_rrf)

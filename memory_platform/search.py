@@ -7,14 +7,20 @@ pool from the GIN index on `events.text_search`, so an exact error code, path or
 found even when the embedding misses it. Stage two scores only the union of those pools
 (both signals for every candidate) and fuses them. No score is ever computed over the whole
 table.
+
+Keyword weights are IDF: from the table's statistics, or counted within the filtered subset
+when a filter keeps few events (a conversation's speaker names are not evidence in it).
+Each thread keeps one connection per Database across calls (see _on_connection).
 """
 
 import math
 import threading
 import time
+import weakref
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from datetime import date, datetime, time as dtime, timezone
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import psycopg
@@ -23,26 +29,37 @@ from memory_platform.embeddings import Embedder, get_embedder
 from memory_platform.store import Database
 from memory_platform.store import search as store
 
+T = TypeVar("T")
 Mode = Literal["hybrid", "dense", "keyword"]
 Fusion = Literal["weighted", "rrf"]
 
-# Candidates per pool. Independent of k up to k=50, so the top 10 of a k=50 search equals
-# a k=10 search (benchmarks read several k from one call).
-POOL_MIN = 100
+# Candidates per pool: max(POOL_MIN, k). Independent of k up to k=50, so the top 10 of a
+# k=50 search equals a k=10 search (benchmarks read several k from one call). 50 rather
+# than 100 halves the HNSW probe (ef_search) and the stage-two scoring at 100k events.
+POOL_MIN = 50
 RRF_K = 60
 # Weighted fusion: DENSE_WEIGHT * cosine similarity + (1 - DENSE_WEIGHT) * keyword score
-# scaled to [0, 1] within the candidates. Tuned on LoCoMo (bench_search).
-DENSE_WEIGHT = 0.5
+# scaled to [0, 1] within the candidates. Tuned on LoCoMo (bench_search) for the default
+# context embeddings (local-ctx2): 0.6 / 0.7 / 0.8 gave recall@10 74.0 / 75.0 / 74.9.
+DENSE_WEIGHT = 0.7
 DEFAULT_FUSION: Fusion = "weighted"
 # Filtered dense pool: exact distances over the filtered subset when the planner expects at
-# most this many events (milliseconds at 384 dims), else an oversampled HNSW probe.
-EXACT_MAX_ROWS = 20_000
+# most this many events, else an oversampled HNSW probe. Measured at 100k events (loaded
+# machine): exact over 1.9k rows p50 61 ms vs HNSW 324 ms; over 20k rows 623 ms vs 225 ms.
+EXACT_MAX_ROWS = 10_000
 OVERSAMPLE = 2.0
 # Lexemes in more than this fraction of events carry almost no signal and make the OR query
 # match most of the table; they are dropped (unless the query has nothing rarer).
 MAX_LEXEME_FREQ = 0.2
 # Rows the stage-one keyword query may be expected to match (and score); see _pool_weights.
-KEYWORD_MATCH_BUDGET = 5_000
+# Every matched row's tsvector is read and scored: at 100k events 5,000 rows cost ~50 ms
+# p50, 1,000 rows ~10 ms (BENCHMARKS.md).
+KEYWORD_MATCH_BUDGET = 1_000
+# Filters expected to keep at most this many events get their lexeme frequencies (IDF)
+# counted in the filtered subset; broader ones use the table's statistics.
+# Counting costs a pass over the subset's tsvectors, so only small subsets (a conversation,
+# a few days): +1.1 points of LoCoMo hybrid recall@10 with conversation filters.
+SCOPED_IDF_MAX_ROWS = 5_000
 
 
 class SearchError(RuntimeError):
@@ -108,36 +125,44 @@ def search(
         return []
     fusion = fusion or DEFAULT_FUSION
     f = (filters or SearchFilters()).to_store()
-    pool = max(POOL_MIN, 2 * k)
-    with db.connect() as conn:
+    pool = max(POOL_MIN, k)
+    if mode in ("hybrid", "dense"):
+        embedder = embedder or get_embedder()
+
+    def run(conn: psycopg.Connection) -> tuple:
         dense: list[tuple[int, float]] = []
         keyword: list[tuple[int, float]] = []
         vector = None
-        if mode in ("hybrid", "dense"):
-            embedder = embedder or get_embedder()
-            dims = store.model_dims(conn, embedder.name)
-            if dims is None or not store.has_vectors(conn, embedder.name):
+        dims = 0
+        n_rows = _estimate(conn, f)  # the planner's guess, for both pools
+        if embedder is not None and mode in ("hybrid", "dense"):
+            dims = _searchable_dims(conn, embedder.name)
+            if dims is None:
                 raise SearchError(
                     f"no embeddings for model {embedder.name!r} yet: run `memory-platform "
                     f"embed` first (or search with mode='keyword')"
                 )
             vector = embedder.embed([query])[0]
-            dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k)
+            dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k, n_rows)
         weights: dict[str, float] = {}
         if mode in ("hybrid", "keyword"):
-            weights = lexeme_weights(conn, query)
-            keyword = store.keyword_pool(conn, _pool_weights(conn, query, weights, f), pool, f)
+            freq = _lexeme_freqs(conn, query, f, n_rows)
+            weights = _weights(freq)
+            keyword = store.keyword_pool(conn, _pool_weights(freq, weights, n_rows), pool, f)
         candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
         dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
         # Stage two: both signals for every candidate, from the candidates' rows only.
         dense_full = (store.dense_scores(conn, embedder.name, dims, vector, candidates)
-                      if vector is not None and embedder is not None else {})
+                      if vector is not None else {})
         keyword_full = store.keyword_scores(conn, weights, candidates) if weights else {}
         scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
                        keyword_rank)
         top = sorted(candidates, key=lambda i: (-scores[i], i))[:k]
         rows = store.fetch_hits(conn, top)
+        return top, rows, scores, dense_full, dense_rank, keyword_rank
+
+    top, rows, scores, dense_full, dense_rank, keyword_rank = _on_connection(db, run)
     hits = []
     for i in top:
         row = dict(zip(store.HIT_COLUMNS, rows[i], strict=True))
@@ -176,17 +201,18 @@ def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: d
 
 
 def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndarray,
-                pool: int, f: store.Filter, k: int) -> list[tuple[int, float]]:
+                pool: int, f: store.Filter, k: int,
+                expected: int | None = None) -> list[tuple[int, float]]:
     """pgvector 0.6 filters after the HNSW scan (no iterative scans), so a selective filter
     could leave fewer than k rows. Small filtered subsets are searched exactly; otherwise
     the probe is oversampled by the filter's selectivity and widened until k survive, with
     exact search as the last resort (correct, only slower)."""
     if f.empty:
         return store.dense_pool(conn, model, dims, vector, pool)
-    expected = store.estimate_filtered(conn, f)
+    expected = _estimate(conn, f) if expected is None else expected
     if expected <= EXACT_MAX_ROWS:
         return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
-    total = max(1, store.estimate_filtered(conn, store.Filter()))
+    total = max(1, _estimate(conn, store.Filter()))
     selectivity = min(1.0, expected / total)
     # Oversample for the rows a page of results needs, not the whole pool: the HNSW scan's
     # cost grows with ef_search (1,000 costs ~8x 100 at 100k rows).
@@ -202,15 +228,20 @@ def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndar
     return found
 
 
-_stats: dict[str, tuple[float, dict[str, float], float]] = {}
+_stats: dict = {}  # dsn -> (when, lexeme frequencies, floor); ("rows", dsn) -> (when, rows)
 _stats_lock = threading.Lock()
 STATS_TTL_SECONDS = 300.0
 
 
-def lexeme_weights(conn: psycopg.Connection, query: str) -> dict[str, float]:
-    """The query's lexemes with IDF weights from the planner's statistics of
-    `events.text_search` (most common elements), very common lexemes dropped."""
-    freq = _lexeme_freqs(conn, query)
+def lexeme_weights(conn: psycopg.Connection, query: str,
+                   f: store.Filter | None = None) -> dict[str, float]:
+    """The query's lexemes with IDF weights (see _lexeme_freqs), very common lexemes
+    dropped."""
+    f = f or store.Filter()
+    return _weights(_lexeme_freqs(conn, query, f, _estimate(conn, f)))
+
+
+def _weights(freq: dict[str, float]) -> dict[str, float]:
     if not freq:
         return {}
     kept = [lex for lex in freq if freq[lex] <= MAX_LEXEME_FREQ]
@@ -219,11 +250,20 @@ def lexeme_weights(conn: psycopg.Connection, query: str) -> dict[str, float]:
     return {lex: math.log(1 + 1 / freq[lex]) for lex in kept}
 
 
-def _lexeme_freqs(conn: psycopg.Connection, query: str) -> dict[str, float]:
-    """Fraction of events holding each query lexeme (1.0 each when never analyzed)."""
+def _lexeme_freqs(conn: psycopg.Connection, query: str, f: store.Filter,
+                  rows: int) -> dict[str, float]:
+    """Fraction of the searched events holding each query lexeme. For a filter expected to
+    keep at most SCOPED_IDF_MAX_ROWS events the fractions are counted in that subset (a
+    word common in one conversation, such as its speakers' names, is no evidence there
+    even when rare overall); otherwise they come from the planner's statistics of
+    `events.text_search` (1.0 each when never analyzed)."""
     lexemes = store.query_lexemes(conn, query)
     if not lexemes:
         return {}
+    if not f.empty and rows <= SCOPED_IDF_MAX_ROWS:
+        total, counts = store.lexeme_counts(conn, lexemes, f)
+        if total:
+            return {lex: max(counts[lex], 0.5) / total for lex in lexemes}
     key = conn.info.dsn
     with _stats_lock:
         cached = _stats.get(key)
@@ -239,16 +279,14 @@ def _lexeme_freqs(conn: psycopg.Connection, query: str) -> dict[str, float]:
     return {lex: freqs.get(lex, unseen) for lex in lexemes}
 
 
-def _pool_weights(conn: psycopg.Connection, query: str, weights: dict[str, float],
-                  f: store.Filter) -> dict[str, float]:
+def _pool_weights(freq: dict[str, float], weights: dict[str, float],
+                  rows: int) -> dict[str, float]:
     """The lexemes the stage-one keyword pool queries: rarest first, while the rows they are
-    expected to match stay within KEYWORD_MATCH_BUDGET. An OR of common words matches a
-    large part of the table, and every match is scored; the dropped lexemes still count in
-    stage two, where all weights score the candidates."""
+    expected to match (of the `rows` the filter keeps) stay within KEYWORD_MATCH_BUDGET. An
+    OR of common words matches a large part of the table, and every match is scored; the
+    dropped lexemes still count in stage two, where all weights score the candidates."""
     if len(weights) <= 1:
         return weights
-    freq = _lexeme_freqs(conn, query)
-    rows = store.estimate_filtered(conn, f)
     chosen: dict[str, float] = {}
     expected = 0.0
     for lex in sorted(weights, key=lambda lex: freq.get(lex, 1.0)):
@@ -259,17 +297,115 @@ def _pool_weights(conn: psycopg.Connection, query: str, weights: dict[str, float
     return chosen
 
 
+# --- connections and per-database facts ------------------------------------------------------
+
+_held = threading.local()
+
+
+def _on_connection(db: Database, fn: Callable[[psycopg.Connection], T]) -> T:
+    """fn(conn) on the calling thread's kept connection to `db`. Opening a connection costs
+    ~5 ms (far more on a loaded machine: a new backend process and cold caches), a large
+    share of the latency budget, and the MCP server and the API search repeatedly on the
+    same Database. One connection per (thread, Database), closed when the Database object
+    is collected. A kept connection found dead (server restart, idle timeout) is replaced
+    and the call retried once; one left broken or inside a transaction is dropped."""
+    for attempt in range(2):
+        conn, reused = _held_connection(db)
+        try:
+            return fn(conn)
+        except psycopg.OperationalError:
+            if _reusable(conn):
+                raise
+            _drop(db, conn)
+            if attempt == 0 and reused:
+                continue
+            raise
+        except BaseException:
+            if not _reusable(conn):
+                _drop(db, conn)
+            raise
+    raise AssertionError("unreachable")
+
+
+def _held_connection(db: Database) -> tuple[psycopg.Connection, bool]:
+    held = getattr(_held, "conns", None)
+    if held is None:
+        held = _held.conns = weakref.WeakKeyDictionary()
+    entry = held.get(db)  # (the open db.connect() context, its connection)
+    if entry is not None:
+        if _reusable(entry[1]):
+            return entry[1], True
+        _drop(db, entry[1])
+    opened = db.connect()  # kept referenced: collecting it would close the connection
+    entry = (opened, opened.__enter__())
+    held[db] = entry
+    weakref.finalize(db, entry[1].close)
+    return entry[1], False
+
+
+def _drop(db: Database, conn: psycopg.Connection) -> None:
+    held = getattr(_held, "conns", None)
+    if held is not None and held.get(db, (None, None))[1] is conn:
+        del held[db]
+    conn.close()
+
+
+def _reusable(conn: psycopg.Connection) -> bool:
+    return not (conn.closed or conn.broken) and \
+        conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
+
+
+_facts: dict[tuple[str, str], int] = {}  # (dsn, model) -> dims, once it has vectors
+_facts_lock = threading.Lock()
+
+
+def _searchable_dims(conn: psycopg.Connection, model: str) -> int | None:
+    """The model's dimension if it has vectors in this database, else None. A positive
+    answer is cached per process (vectors are not deleted under a running search); a
+    negative one is asked again next time, so `embed` is seen at once."""
+    key = (conn.info.dsn, model)
+    with _facts_lock:
+        dims = _facts.get(key)
+    if dims is not None:
+        return dims
+    dims = store.model_dims(conn, model)
+    if dims is None or not store.has_vectors(conn, model):
+        return None
+    with _facts_lock:
+        _facts[key] = dims
+    return dims
+
+
+def _estimate(conn: psycopg.Connection, f: store.Filter) -> int:
+    """The planner's row estimate for the filter; the unfiltered table's is cached with the
+    lexeme statistics (it changes only with ANALYZE)."""
+    if not f.empty:
+        return store.estimate_filtered(conn, f)
+    key = ("rows", conn.info.dsn)
+    with _stats_lock:
+        cached = _stats.get(key)
+    if cached is None or time.monotonic() - cached[0] > STATS_TTL_SECONDS:
+        cached = (time.monotonic(), store.estimate_filtered(conn, f))
+        with _stats_lock:
+            _stats[key] = cached
+    return cached[1]
+
+
 def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -> dict | None:
     """{"event": ..., "before": [...], "after": [...]}: the event (JSON-safe, keyed
     `event_id`, without the raw record) and up to `before`/`after` turns around it in its
     conversation, ordered by (occurred_at, id), oldest first. None if there is no such event.
     """
-    with db.connect() as conn:
+    def run(conn: psycopg.Connection) -> tuple:
         event = store.get_event(conn, event_id)
         if event is None:
-            return None
-        earlier, later = store.conversation_neighbours(conn, event, max(0, before),
-                                                       max(0, after))
+            return None, [], []
+        return event, *store.conversation_neighbours(conn, event, max(0, before),
+                                                     max(0, after))
+
+    event, earlier, later = _on_connection(db, run)
+    if event is None:
+        return None
     return {"event": _json_safe(event), "before": [_json_safe(e) for e in earlier],
             "after": [_json_safe(e) for e in later]}
 
@@ -288,8 +424,7 @@ def timeline(
                      conversation_id=f.conversation_id,
                      since=_as_utc(since) if since is not None else f.since,
                      until=_as_utc(until) if until is not None else f.until)
-    with db.connect() as conn:
-        rows = store.timeline(conn, f)
+    rows = _on_connection(db, lambda conn: store.timeline(conn, f))
     return [{"day": day, "source": source, "events": n} for day, source, n in rows]
 
 

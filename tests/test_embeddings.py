@@ -11,9 +11,12 @@ import pytest
 
 from helpers.vendor_stubs import VendorStub
 from memory_platform.adapters.base import Event
+from memory_platform import embeddings as emb
 from memory_platform.embeddings import (
     LocalEmbedder,
     OpenAIEmbedder,
+    WithContext,
+    cap_chunks,
     chunk_by_chars,
     embed_missing,
     get_embedder,
@@ -129,6 +132,73 @@ def test_local_model_chunks_long_turns_with_spans(db, local_embedder):
     assert len(tokens) <= local_embedder.max_tokens
 
 
+def test_cap_chunks_keeps_the_first_ones_and_the_last():
+    spans = [(i * 10, i * 10 + 12) for i in range(200)]
+    capped = cap_chunks(spans, 16)
+    assert [n for n, _ in capped] == list(range(15)) + [199]
+    assert capped[-1][1] == spans[-1] and capped[0][1] == spans[0]
+    assert cap_chunks(spans[:16], 16) == list(enumerate(spans[:16]))
+    assert len(cap_chunks(spans)) == emb.MAX_CHUNKS_PER_EVENT
+
+
+def test_a_huge_tool_output_gets_capped_vectors_and_stays_keyword_searchable(db):
+    from memory_platform import search as service
+
+    embedder = HashEmbedder("hash-cap", 8, max_chars=40)
+    words = [f"line{i:05d}" for i in range(20_000)]  # 200k characters
+    text = " ".join(words)
+    assert len(text) >= 199_000
+    ids = add_events(db, "claude-code", [
+        {"native_id": "big", "text": text, "occurred_at": at(1), "kind": "tool_result",
+         "role": "tool"}])
+    counts = embed_missing(db, embedder)
+    rows = rows_of(db, "hash-cap")
+    uncapped = len(embedder.chunk(text))
+    assert uncapped > 4_000 and counts["chunks"] == len(rows) == emb.MAX_CHUNKS_PER_EVENT
+    chunks = [r[1] for r in rows]
+    assert chunks == list(range(emb.MAX_CHUNKS_PER_EVENT - 1)) + [uncapped - 1]
+    assert rows[-1][3] == len(text), "the last chunk (a log's tail) keeps its vector"
+    # No vector covers the middle, but the full-text index (first 200k chars) does.
+    middle = words[10_000]
+    assert not any(s <= text.index(middle) < e for _, _, s, e, *_ in rows)
+    hits = service.search(db, middle, k=3, mode="keyword")
+    assert [h.event_id for h in hits] == ids
+
+
+def test_context_embeddings_read_the_previous_turns_and_queries_use_the_inner_model(db):
+    inner = HashEmbedder("hash-ctx", 8, max_chars=1000)
+    ctx = WithContext(inner, turns=2)
+    assert ctx.name == "hash-ctx+ctx2" and ctx.dims == 8
+    turns = ["first question", "an answer", "a follow-up", "yes, last Tuesday"]
+    add_events(db, "claude-ai", [
+        {"native_id": f"t{i}", "text": t, "occurred_at": at(1, 10, i), "conversation": "c"}
+        for i, t in enumerate(turns)])
+    embed_missing(db, ctx)
+    assert sorted(inner.calls) == sorted([
+        "first question",
+        "an answer\n\nfirst question",
+        "a follow-up\n\nfirst question\nan answer",
+        "yes, last Tuesday\n\nan answer\na follow-up",
+    ])
+    assert np.array_equal(ctx.embed(["when was it?"]), inner.embed(["when was it?"]))
+
+
+def test_the_default_embedder_is_the_context_model_and_local_stays_plain(monkeypatch,
+                                                                          local_embedder):
+    monkeypatch.delenv("MEMORY_PLATFORM_EMBEDDER", raising=False)
+    default = get_embedder()
+    assert default is get_embedder("local-ctx2")
+    assert isinstance(default, WithContext) and default.context_turns == 2
+    assert default.name == "all-MiniLM-L6-v2+ctx2" and default.dims == 384
+    assert default.inner is local_embedder, "one copy of the model per process"
+    plain = get_embedder("local")
+    assert isinstance(plain, LocalEmbedder) and plain.name == "all-MiniLM-L6-v2"
+    query = "what did we decide about the cache?"
+    assert np.allclose(default.embed([query]), plain.embed([query]))
+    monkeypatch.setenv("MEMORY_PLATFORM_EMBEDDER", "local")
+    assert get_embedder() is plain
+
+
 # --- embed_missing ---------------------------------------------------------------------------
 
 
@@ -203,10 +273,11 @@ def test_progress_reports_done_and_total(db):
 # --- the Dagster asset -----------------------------------------------------------------------
 
 
-def test_asset_materializes_a_partition_range(db, home, local_embedder):
+def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypatch):
     from memory_platform.assets.embeddings import event_embeddings
     from memory_platform.resources import CairnResource
 
+    monkeypatch.delenv("MEMORY_PLATFORM_EMBEDDER", raising=False)  # the default model
     ids = add_events(db, "notes", [
         {"native_id": f"n{d}", "text": f"we shipped release {d}", "occurred_at": at(d)}
         for d in (1, 2, 3, 4)
@@ -218,8 +289,11 @@ def test_asset_materializes_a_partition_range(db, home, local_embedder):
     )
     assert result.success
     meta = result.asset_materializations_for_node("event_embeddings")[0].metadata
-    assert meta["events_embedded"].value == 1 and meta["model"].value == local_embedder.name
-    assert [r[0] for r in rows_of(db, local_embedder.name)] == [ids[1]]
+    default = get_embedder()
+    assert meta["events_embedded"].value == 1 and meta["model"].value == default.name
+    assert default.name == f"{local_embedder.name}+ctx2"
+    assert [r[0] for r in rows_of(db, default.name)] == [ids[1]]
+    assert rows_of(db, local_embedder.name) == []
 
 
 # --- openai through a local stub ---------------------------------------------------------------

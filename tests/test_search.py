@@ -197,3 +197,71 @@ def test_explain_uses_the_hnsw_index_for_the_unfiltered_dense_pool(db):
         params = {"q": store.vector_literal(vector), "pool": 10, "probe": 40}
         plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params))
     assert f"Index Scan using {store.index_name(embedder.name)}" in plan, plan
+
+
+def test_lexeme_weights_are_counted_in_a_small_filtered_subset(db):
+    """A speaker's name is in every turn of their conversation: no evidence there, even
+    though it is rare in the whole store."""
+    items = [{"native_id": f"x{i}", "text": f"Alice: topic {i} about the garden",
+              "occurred_at": at(1, 9, i % 60), "conversation": "talk"} for i in range(30)]
+    items[7]["text"] = "Alice: we should cache the parsed configuration"
+    items += [{"native_id": f"o{i}", "text": f"unrelated note {i} on databases",
+               "occurred_at": at(2, 9, i % 60), "conversation": f"other-{i % 20}"}
+              for i in range(400)]
+    ids = add_events(db, "claude-ai", items)
+    with db.connect() as conn:
+        conv = conn.execute("SELECT conversation_id FROM events WHERE id = %s",
+                            (ids[0],)).fetchone()[0]
+        everywhere = service.lexeme_weights(conn, "Alice cache")
+        in_talk = service.lexeme_weights(conn, "Alice cache",
+                                         store.Filter(conversation_id=conv))
+    assert set(everywhere) == {"alic", "cach"}, "7% of all events: a useful word"
+    assert set(in_talk) == {"cach"}, "100% of the conversation: dropped"
+    hits = service.search(db, "Alice cache", k=3, mode="keyword",
+                          filters=SearchFilters(conversation_id=conv))
+    assert hits[0].event_id == ids[7]
+
+
+def test_searches_reuse_one_connection_and_survive_its_loss(db, many):
+    embedder, _ = many
+
+    def backend(conn):
+        return conn.info.backend_pid
+
+    first = service._on_connection(db, backend)
+    service.search(db, "note", k=5, embedder=embedder)
+    service.search(db, "note", k=5, mode="keyword")
+    assert service._on_connection(db, backend) == first, "one backend for the thread"
+    with db.connect() as admin:  # the server drops it (a restart, an idle timeout)
+        admin.execute("SELECT pg_terminate_backend(%s)", (first,))
+    hits = service.search(db, "note", k=5, embedder=embedder)
+    assert len(hits) == 5, "a dead kept connection is replaced and the search retried"
+    second = service._on_connection(db, backend)
+    assert second != first
+    with pytest.raises(psycopg.errors.UndefinedTable):  # real errors still surface
+        service._on_connection(db, lambda conn: conn.execute("SELECT * FROM nowhere"))
+    assert service._on_connection(db, backend) == second, "a failed query keeps it"
+
+
+def test_the_hnsw_probe_size_is_set_once_per_connection(db, many, monkeypatch):
+    embedder, _ = many
+    monkeypatch.setattr(service, "EXACT_MAX_ROWS", -1)  # filtered: oversampled HNSW
+    statements: list[str] = []
+    original = psycopg.Connection.execute
+
+    def recording(self, query, params=None, **kwargs):
+        statements.append(query.as_string(self) if isinstance(query, sql.Composable)
+                          else str(query))
+        return original(self, query, params, **kwargs)
+
+    monkeypatch.setattr(psycopg.Connection, "execute", recording)
+    for _ in range(3):
+        service.search(db, "note", k=10, embedder=embedder)
+    sets = [s for s in statements if "ef_search" in s]
+    assert sets == ["SET hnsw.ef_search = 50"], sets
+    service.search(db, "note", k=10, embedder=embedder, filters=SearchFilters(role="user"))
+    service.search(db, "note", k=10, embedder=embedder)
+    sets = [s for s in statements if "ef_search" in s]
+    assert len(sets) >= 3 and sets[-1] == "SET hnsw.ef_search = 50"
+    assert service._on_connection(db, lambda conn: conn.execute(
+        "SHOW hnsw.ef_search").fetchone()[0]) == "50"

@@ -21,10 +21,12 @@ def event_embeddings(
     """Vectors of each day's events in table `event_embeddings`, one row per (model, event,
     chunk): the model name and dimension, the chunk's character span in the event's text,
     and the hash of the exact model input. One partition is one UTC day of event time.
-    The model is MEMORY_PLATFORM_EMBEDDER (`local`: all-MiniLM-L6-v2, 384 dims, offline;
-    `openai`: text-embedding-3-small, 1536). Only events without vectors for that model are
-    embedded; an input already embedded elsewhere reuses its vector; blank events are
-    skipped. Raw events are read, never changed."""
+    The model is MEMORY_PLATFORM_EMBEDDER (default `local-ctx2`: all-MiniLM-L6-v2 reading
+    each turn with its two previous turns, stored as `all-MiniLM-L6-v2+ctx2`, 384 dims,
+    offline; `local`: the plain model; `openai`: text-embedding-3-small, 1536). Only events
+    without vectors for that model are embedded; an input already embedded elsewhere reuses
+    its vector; blank events are skipped; an event gets at most 16 chunk vectors (its first
+    15 and its last). Raw events are read, never changed."""
     window = context.partition_time_window
     embedder = get_embedder()
     counts = embed_missing(cairn.database(), embedder, start=window.start, end=window.end)

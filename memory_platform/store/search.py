@@ -13,6 +13,7 @@ expression and a predicate it can prove at plan time (a prepared generic plan wi
 
 import hashlib
 import re
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -320,11 +321,21 @@ def count_filtered(conn: psycopg.Connection, f: Filter, cap: int) -> int:
 # --- stage one: candidate pools ----------------------------------------------------------
 
 
+_session_ef: "weakref.WeakKeyDictionary[psycopg.Connection, int]" = weakref.WeakKeyDictionary()
+
+
 def _set_ef_search(conn: psycopg.Connection, ef: int) -> None:
-    # SET LOCAL: the setting ends with the caller's transaction, so a pooled connection
-    # never keeps a raised value.
-    conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(
-        sql.Literal(max(10, min(MAX_EF_SEARCH, ef)))))
+    """Size the HNSW probe. On an idle autocommit connection (the search service keeps one
+    per thread) it is a session setting, sent only when it changes: a SET LOCAL needs
+    BEGIN, SET and COMMIT round trips on every search. Inside a caller's transaction it is
+    SET LOCAL, so it ends with that transaction."""
+    ef = max(10, min(MAX_EF_SEARCH, ef))
+    if conn.autocommit and conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+        if _session_ef.get(conn) != ef:
+            conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
+            _session_ef[conn] = ef
+        return
+    conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
 
 
 def dense_ann_sql(
@@ -381,10 +392,9 @@ def dense_pool(
         query = dense_ann_sql(model, dims, clause if filtered else None)
     probe = max(probe or pool, pool)
     params = {**params, "q": vector_literal(query_vector), "pool": pool, "probe": probe}
-    with conn.transaction():
-        if not exact:
-            _set_ef_search(conn, probe)
-        return [(int(i), float(d)) for i, d in conn.execute(query, params)]
+    if not exact:
+        _set_ef_search(conn, probe)
+    return [(int(i), float(d)) for i, d in conn.execute(query, params)]
 
 
 def lexeme_frequencies(conn: psycopg.Connection) -> tuple[dict[str, float], float]:
@@ -410,6 +420,21 @@ def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
         "SELECT tsvector_to_array(to_tsvector('english'::regconfig, %s))", (text,)
     ).fetchone()
     return list(row[0]) if row and row[0] else []
+
+
+def lexeme_counts(conn: psycopg.Connection, lexemes: Sequence[str],
+                  f: Filter) -> tuple[int, dict[str, int]]:
+    """(events matching the filter, {lexeme: how many of them contain it}), counted over the
+    filtered rows: for small subsets only (a conversation, a few days)."""
+    clause, params = filter_clause(f)
+    counts = sql.SQL(", ").join(
+        sql.SQL("count(*) FILTER (WHERE e.text_search @@ {}::tsquery)").format(
+            sql.Literal(_tsquery_literal(lex)))
+        for lex in lexemes
+    )
+    query = sql.SQL("SELECT count(*), {} FROM events e WHERE true{}").format(counts, clause)
+    row = conn.execute(query, params).fetchone()
+    return int(row[0]), dict(zip(lexemes, (int(n) for n in row[1:]), strict=True))
 
 
 def _keyword_score(weights: dict[str, float]) -> sql.Composable:
