@@ -18,6 +18,10 @@ import psycopg
 
 log = logging.getLogger(__name__)
 
+# Connections kept open per Database for reuse; more than this many at once are closed
+# after use.
+IDLE_CONNECTIONS = 4
+
 # Serialises migrations between processes (Dagster runs, CLI) on the same database.
 _MIGRATION_LOCK_KEY = 0x6D656D706C6174  # "memplat"
 
@@ -113,6 +117,7 @@ class Database:
         self._pgdata = pgdata
         self._ready = False
         self._lock = threading.RLock()
+        self._idle: list[psycopg.Connection] = []
 
     @classmethod
     def from_settings(cls, settings) -> "Database":
@@ -148,12 +153,47 @@ class Database:
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:
-        """An autocommit connection on a migrated database; use `conn.transaction()` to group."""
+        """An autocommit connection on a migrated database; use `conn.transaction()` to group.
+        Connections are kept for reuse (up to IDLE_CONNECTIONS): a new PostgreSQL backend
+        costs a process fork, which dominated short requests (a dashboard click opened
+        five). One returned with a transaction open or broken is closed instead, and
+        session settings are reset before reuse."""
         self._prepare()
-        conn = self._raw_connect()
+        conn = self._take()
         try:
             yield conn
         finally:
+            self._give_back(conn)
+
+    def _take(self) -> psycopg.Connection:
+        with self._lock:
+            while self._idle:
+                conn = self._idle.pop()
+                if not conn.closed:
+                    return conn
+        return self._raw_connect()
+
+    def _give_back(self, conn: psycopg.Connection) -> None:
+        idle = psycopg.pq.TransactionStatus.IDLE
+        if conn.closed or conn.broken or conn.info.transaction_status != idle:
+            conn.close()
+            return
+        try:
+            conn.execute("RESET ALL")  # SET synchronous_commit, hnsw.ef_search, ...
+        except psycopg.Error:
+            conn.close()
+            return
+        with self._lock:
+            if len(self._idle) < IDLE_CONNECTIONS:
+                self._idle.append(conn)
+                return
+        conn.close()
+
+    def close(self) -> None:
+        """Close the kept connections (a process that is done with the database)."""
+        with self._lock:
+            idle, self._idle = self._idle, []
+        for conn in idle:
             conn.close()
 
 

@@ -13,6 +13,8 @@ Rules kept here:
 
 import hashlib
 import re
+import threading
+import time
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -454,6 +456,33 @@ def _estimate_in_scope(conn: psycopg.Connection, namespaces: list[str]) -> int:
     return int(plan[0]["Plan"]["Plan Rows"])
 
 
+# The dedup gate asks for the same namespaces once per candidate; their sizes only choose
+# between exact and HNSW and size the probe (the exact fallback still guarantees k), so a
+# few seconds' staleness is harmless and saves two round trips per candidate.
+SCOPE_TTL_SECONDS = 10.0
+_scope_cache: dict[tuple, tuple[float, int, int]] = {}
+_scope_lock = threading.Lock()
+
+
+def _cached_scope(conn: psycopg.Connection, namespaces: list[str]) -> tuple[int, int]:
+    """(rows in scope, rows of memory_embeddings): exact up to the cut-off, the planner's
+    estimate beyond it; cached per database and namespaces for SCOPE_TTL_SECONDS."""
+    key = (conn.info.dsn, tuple(sorted(namespaces)))
+    now = time.monotonic()
+    with _scope_lock:
+        hit = _scope_cache.get(key)
+    if hit and now - hit[0] < SCOPE_TTL_SECONDS:
+        return hit[1], hit[2]
+    in_scope, total = _scope(conn, namespaces, EXACT_MAX_ROWS + 1)
+    if in_scope > EXACT_MAX_ROWS:
+        in_scope = max(in_scope, _estimate_in_scope(conn, namespaces))
+    with _scope_lock:
+        if len(_scope_cache) > 1024:
+            _scope_cache.clear()
+        _scope_cache[key] = (now, in_scope, total)
+    return in_scope, total
+
+
 def nearest_memories(
     conn: psycopg.Connection,
     model: str,
@@ -482,12 +511,10 @@ def nearest_memories(
                          f"dimensions")
     params = {"q": search_store.vector_literal(vector), "ns": namespaces, "k": k,
               "reviews": list(NEIGHBOUR_REVIEWS if reviews is None else reviews)}
-    in_scope, total = _scope(conn, namespaces, EXACT_MAX_ROWS + 1)
+    in_scope, total = _cached_scope(conn, namespaces)
     if method is None:
         method = "exact" if in_scope <= EXACT_MAX_ROWS else "hnsw"
     if method == "hnsw":
-        if in_scope > EXACT_MAX_ROWS:
-            in_scope = max(in_scope, _estimate_in_scope(conn, namespaces))
         # Oversample by how diluted the namespaces are in the model's index, twice over for
         # rows the review filter drops; the exact fallback covers a probe that still falls
         # short.
