@@ -4,10 +4,11 @@
     memory-platform serve --host 0.0.0.0        # refused unless a token is set
 
 Bound to loopback by default. Bound anywhere else, every request needs
-`Authorization: Bearer $MEMORY_PLATFORM_API_TOKEN`.
+`Authorization: Bearer $MEMORY_PLATFORM_API_TOKEN` (the admin token, every namespace) or a
+namespace-scoped token from `memory-platform token create` (the /vault routes only). On
+loopback with neither configured, requests need no token. See api/vault.py.
 """
 
-import hmac
 import ipaddress
 from datetime import datetime
 from typing import Annotated, Literal
@@ -48,24 +49,36 @@ def is_loopback(host: str) -> bool:
 
 
 def create_app(db: Database | None = None, *, token: str | None = None, embedder=None,
-               llm=None) -> FastAPI:
-    """The app over one database. With `token`, every route but /health requires it."""
+               llm=None, vault_embedder=None) -> FastAPI:
+    """The app over one database. With `token` (the admin token), every route but /health
+    requires a bearer: it, or a namespace-scoped API token for the /vault routes."""
     from memory_platform import search as service
 
     database = db or Database.from_settings(load_settings())
     app = FastAPI(title="memory-platform cairn", version="0.1.0",
                   description="Every AI conversation turn, verbatim and searchable.")
 
+    from memory_platform.api.vault import caller_resolver, vault_router
+
+    # Who is calling (admin token, a namespace-scoped API token, or open loopback): see
+    # api/vault.py. Other routes (the dashboard) can depend on app.state.resolve_caller.
+    resolve_caller = caller_resolver(database, token)
+    app.state.resolve_caller = resolve_caller
+
     def authorize(request: Request) -> None:
-        if token is None:
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, given = header.partition(" ")
-        if scheme.lower() != "bearer" or not hmac.compare_digest(given.encode(), token.encode()):
-            raise HTTPException(status_code=401, detail="missing or wrong bearer token",
-                                headers={"WWW-Authenticate": "Bearer"})
+        caller = resolve_caller(request)
+        if not caller.scope.unrestricted:
+            raise HTTPException(
+                status_code=403,
+                detail=f"cairn holds every conversation, unscoped; this token is limited "
+                       f"to {caller.scope.describe()} (use the vault routes, or the admin "
+                       f"token MEMORY_PLATFORM_API_TOKEN)")
 
     guarded = [Depends(authorize)]
+    app.include_router(vault_router(database, resolve_caller, embedder=vault_embedder))
+    from memory_platform.api.dashboard import mount_dashboard
+
+    mount_dashboard(app, database)  # /review: the review dashboard
 
     @app.get("/health")
     def health() -> dict:

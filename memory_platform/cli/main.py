@@ -3,6 +3,15 @@
     memory-platform import {claude-code,claude-ai,chatgpt,gemini,notes,codex} PATH [--json]
     memory-platform status [--json]
     memory-platform up [--no-demo] [--no-serve] [--port 3000]
+    memory-platform search QUERY [--k 10] [--source S] [--project P] [--since D] [--until D] [--json]
+    memory-platform embed | summarize --since D --until D | mcp [--http] [--namespaces N] | serve
+    memory-platform token create --namespaces N,.. [--name NAME] | list | revoke ID
+    memory-platform vault add NAMESPACE TEXT [--category C] | list NAMESPACE [--json] | search QUERY
+    memory-platform vault export NAMESPACE [--out DIR] [--json]
+    memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
+    memory-platform dream [--date D | --since D --until D] [--json]
+    memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
+    memory-platform bench ingest|search|dedup
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -16,6 +25,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
@@ -281,7 +291,7 @@ def search(
             out.print(
                 f"[bold]{data['score']:.3f}[/] {str(data['occurred_at'])[:16]} "
                 f"[cyan]{data['source']}[/] {data['role']} #{data['event_id']}\n    "
-                f"{text[:300]}{'…' if len(text) > 300 else ''}",
+                f"{escape(text[:300])}{'…' if len(text) > 300 else ''}",
                 highlight=False,
             )
 
@@ -338,12 +348,62 @@ def summarize(
         if as_json:
             print(json.dumps(result.to_dict(), default=str))
             return
-        out.print(result.summary, highlight=False)
+        out.print(escape(result.summary), highlight=False)
         for item in result.highlights:
             cites = ", ".join(f"#{i}" for i in item["event_ids"])
-            out.print(f"- {item['text']} ({cites})", highlight=False)
+            out.print(f"- {escape(item['text'])} ({cites})", highlight=False)
         err.print(f"{result.events_read} events read in {result.chunks} chunk(s); "
                   f"{result.llm_calls} LLM calls", highlight=False)
+
+    _run(body)
+
+
+@app.command()
+def dream(
+    day: Annotated[Optional[str], typer.Option("--date", help="Dream this UTC day.")] = None,
+    since: Annotated[Optional[str], typer.Option(help="First day of a range.")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Last day of a range (inclusive).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
+) -> None:
+    """Run the dream cycle: propose, dedup and stage memories from what is not dreamed yet.
+    Without dates it covers every undreamed day of the last MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS
+    (30), like the nightly schedule. Output goes to shadow namespaces only, pending review."""
+
+    def body():
+        from memory_platform import runner
+
+        settings = load_settings()
+        if day and (since or until):
+            _fail("give --date or --since/--until, not both")
+        if day:
+            first = last = _parse_day(day, "--date").date().isoformat()
+        elif since or until:
+            if not (since and until):
+                _fail("--since and --until go together")
+            first = _parse_day(since, "--since").date().isoformat()
+            last = _parse_day(until, "--until").date().isoformat()
+            if last < first:
+                _fail(f"--until {last} is before --since {first}")
+        else:
+            span = runner.undreamed_span(settings)
+            if span is None:
+                message = "nothing to dream: every recent turn has been dreamed already"
+                print(json.dumps({"run_id": None, "message": message}) if as_json else message)
+                return
+            first, last = span
+        outcome = runner.run_dream(settings, first, last,
+                                   log=(lambda m: None) if as_json else err.print)
+        if as_json:
+            print(json.dumps(outcome))
+            return
+        counts = outcome["candidates"]
+        out.print(f"run {outcome['run_id']}: {sum(counts.values())} candidates "
+                  f"({counts.get('proposed', 0)} proposed, "
+                  f"{counts.get('below_threshold', 0)} below threshold, "
+                  f"{counts.get('rejected_secret', 0)} rejected for secrets); "
+                  f"{outcome['staged']} staged for review", highlight=False)
+        if outcome["digest"]:
+            out.print(f"digest: {outcome['digest']}", highlight=False)
 
     _run(body)
 
@@ -354,16 +414,22 @@ def mcp_command(
         False,
     host: Annotated[str, typer.Option(help="Address for --http.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port for --http.")] = 8765,
+    namespaces: Annotated[Optional[str], typer.Option(
+        help="Limit the vault tools to these primary namespaces (comma-separated) and their "
+             "shadows; cairn's unscoped tools are then not offered.")] = None,
 ) -> None:
-    """Serve the MCP tools (cairn_search, cairn_get, cairn_timeline, cairn_summarize_range)."""
+    """Serve the MCP tools (cairn_search, cairn_get, cairn_timeline, cairn_summarize_range,
+    vault_search, vault_list, vault_add, vault_context)."""
 
     def body():
         from memory_platform.api.app import is_loopback
         from memory_platform.mcp.server import serve as serve_mcp
+        from memory_platform.tokens import parse_namespaces
 
         if http and not is_loopback(host):
             raise ValueError(f"refusing to serve MCP over HTTP on {host}: bind to 127.0.0.1")
-        serve_mcp("streamable-http" if http else "stdio", host=host, port=port)
+        serve_mcp("streamable-http" if http else "stdio", host=host, port=port,
+                  namespaces=parse_namespaces(namespaces) if namespaces is not None else None)
 
     _run(body)
 
@@ -384,8 +450,36 @@ def serve(
     _run(body)
 
 
+from memory_platform.cli.vault import vault_app  # noqa: E402  (imports main's helpers lazily)
+
 bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
 app.add_typer(bench_app, name="bench")
+app.add_typer(vault_app, name="vault")
+from memory_platform.cli.review import review_command, vault_export  # noqa: E402
+
+app.command("review")(review_command)
+vault_app.command("export")(vault_export)
+from memory_platform.cli.tokens import token_app  # noqa: E402
+
+app.add_typer(token_app, name="token")
+
+hook_app = typer.Typer(no_args_is_help=True, help="Entry points for Claude Code hooks.")
+app.add_typer(hook_app, name="hook")
+
+
+@hook_app.command("session-end")
+def hook_session_end() -> None:
+    """Queue a finished Claude Code session for ingestion and a dream. Reads the SessionEnd
+    hook's JSON on stdin and writes one file under $MEMORY_PLATFORM_HOME/queue/session-end;
+    never touches the database, so the user's exit is not held up."""
+    from memory_platform import hooks
+
+    try:
+        hooks.session_end(hooks.read_hook_input(sys.stdin.buffer), load_settings().home)
+    except (hooks.HookInputError, OSError) as exc:
+        if STATE["debug"]:
+            raise
+        _fail(f"hook session-end: {exc}")
 
 
 @bench_app.command("ingest")
@@ -424,6 +518,46 @@ def bench_search(
         bench_search.run(out, parts=[p.strip() for p in parts.split(",") if p.strip()],
                          sizes=[int(s.replace("_", "")) for s in sizes.split(",") if s.strip()],
                          log=out_console)
+
+    _run(body)
+
+
+@bench_app.command("dedup")
+def bench_dedup(
+    parts: Annotated[str, typer.Option(help="Any of labelled,latency.")] = "labelled,latency",
+    sizes: Annotated[str, typer.Option(help="Vault sizes in memories for the latency part.")] =
+        "10000,100000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/dedup.json"),
+) -> None:
+    """The dedup gate: precision/recall of its vector stage on the labelled pairs, and its
+    per-candidate latency and throughput against vaults of the given sizes."""
+
+    def body():
+        from memory_platform import bench_dedup as dedup_bench
+
+        dedup_bench.run(out, parts=[p.strip() for p in parts.split(",") if p.strip()],
+                        sizes=[int(s.replace("_", "")) for s in sizes.split(",") if s.strip()],
+                        log=out_console)
+
+    _run(body)
+
+
+@bench_app.command("review")
+def bench_review(
+    approvals: Annotated[int, typer.Option(help="Approvals to time in the dashboard.")] = 200,
+    list_size: Annotated[int, typer.Option(help="Memories for the vault_list timing.")] =
+        10_000,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/review.json"),
+) -> None:
+    """The review dashboard in headless Chromium: click to promoted-and-visible (p95 over the
+    approvals) and the Dagster runs' catch-up; vault_list of a large namespace."""
+
+    def body():
+        from memory_platform import bench_review
+
+        bench_review.run(out, approvals=approvals, list_size=list_size, log=out_console)
 
     _run(body)
 
