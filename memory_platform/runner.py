@@ -106,23 +106,20 @@ def serve(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> int:
         return 0
 
 
-def undreamed_span(settings: Settings, today=None) -> tuple[str, str] | None:
+def undreamed_span(settings: Settings) -> tuple[str, str] | None:
     """(first, last) partition keys covering what is not dreamed yet, looking back at most
-    MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS; None when everything in that window is dreamed."""
+    MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS, as the nightly schedule does; None when everything
+    in that window is dreamed."""
     from datetime import timedelta
 
-    from memory_platform.schedules import dream_lookback_days
-    from memory_platform.sensors.sources import clamp_to_partitions
+    from memory_platform.schedules import dream_lookback_days, nightly_range
     from memory_platform.store import dream as dream_store
 
     now = datetime.now(timezone.utc)
-    today = today or now.date()
-    since = today - timedelta(days=dream_lookback_days())
+    since = now.date() - timedelta(days=dream_lookback_days())
     with Database.from_settings(settings).connect() as conn:
         first = dream_store.first_undreamed_day(conn, since)
-    if first is None:
-        return None
-    return clamp_to_partitions(first.isoformat(), today.isoformat(), now)
+    return nightly_range(first, now)
 
 
 def run_dream(

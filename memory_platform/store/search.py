@@ -40,11 +40,15 @@ _MODEL_LOCK_KEY = 0x656D62656464  # "embedd": serialises index creation per data
 # --- models and the per-model index ----------------------------------------------------
 
 
-def index_name(model: str) -> str:
-    """A stable, valid identifier (< 63 bytes) per model name."""
-    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:32]
+def hnsw_index_name(table: str, model: str, slug_chars: int) -> str:
+    """A stable, valid identifier (< 63 bytes) for `table`'s HNSW index of one model."""
+    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:slug_chars]
     digest = hashlib.sha256(model.encode()).hexdigest()[:8]
-    return f"event_embeddings_hnsw_{slug}_{digest}"
+    return f"{table}_hnsw_{slug}_{digest}"
+
+
+def index_name(model: str) -> str:
+    return hnsw_index_name("event_embeddings", model, 32)
 
 
 def vector_expr(dims: int) -> sql.Composable:

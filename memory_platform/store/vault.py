@@ -314,10 +314,8 @@ def backlog(conn: psycopg.Connection) -> list[dict]:
 
 
 def memory_index_name(model: str) -> str:
-    """A stable, valid identifier (< 63 bytes) per model, distinct from the event index."""
-    slug = re.sub(r"[^a-z0-9]+", "_", model.lower()).strip("_")[:28]
-    digest = hashlib.sha256(model.encode()).hexdigest()[:8]
-    return f"memory_embeddings_hnsw_{slug}_{digest}"
+    """Per model, distinct from the event index (a shorter slug: the prefix is longer)."""
+    return search_store.hnsw_index_name("memory_embeddings", model, 28)
 
 
 def _vector_expr(dims: int) -> sql.Composable:
