@@ -17,7 +17,7 @@ MAX_LISTED = 20  # per section; the counts are always complete
 
 
 class NotifyError(RuntimeError):
-    pass
+    """The webhook refused the digest or could not be reached (the file is written first)."""
 
 
 def build_digest(db: Database, days: Sequence[date], *, run_id: str,

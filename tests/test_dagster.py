@@ -4,7 +4,6 @@ import importlib
 import json
 import pkgutil
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 
 import dagster as dg
 import pyarrow.parquet as pq
