@@ -172,3 +172,30 @@ def test_a_run_writing_to_a_primary_namespace_fails_its_check(setup, db, monkeyp
     checks = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert checks["no_primary_namespace_writes"] is False
     assert result.asset_materializations_for_node("dream_digest") == []
+
+
+def test_a_day_with_nothing_to_dream_needs_no_llm(setup, db, monkeypatch):
+    """A range run over quiet days (a backfill, the nightly schedule after a day off) must
+    not stop for a missing provider: it would only be needed to send something."""
+    monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER", raising=False)
+    defs = dg.Definitions(
+        assets=[source_files, raw_events, *DREAM_ASSETS],
+        asset_checks=dream_checks,
+        jobs=[dg.define_asset_job("dream_test_job", selection=[raw_events, *DREAM_ASSETS])],
+        resources={"cairn": CairnResource(), "llm": LLMFactory(),
+                   "notifier": DigestNotifier()},
+    )
+    quiet = defs.resolve_job_def("dream_test_job").execute_in_process(
+        instance=setup["instance"], partition_key="2025-10-11")
+    assert quiet.success
+    meta = quiet.asset_materializations_for_node("dream_candidates")[0].metadata
+    assert meta["llm_calls"].value == 0
+
+    # the day with turns still stops, naming the setting, with nothing half-written
+    busy = defs.resolve_job_def("dream_test_job").execute_in_process(
+        instance=setup["instance"], partition_key=DAY, raise_on_error=False)
+    assert not busy.success
+    failure = next(e for e in busy.all_events if e.is_step_failure)
+    assert "MEMORY_PLATFORM_LLM_PROVIDER" in str(failure.step_failure_data.error)
+    with db.connect() as conn:
+        assert conn.execute("SELECT count(*) FROM dream_candidates").fetchone()[0] == 0

@@ -53,7 +53,7 @@ def dream_candidates(
     go on to the dedup gate; the rest are kept as below_threshold. Secrets are masked before
     any prompt; a candidate that still carries one is rejected. Table `dream_candidates`."""
     db = cairn.database()
-    recorder = CallRecorder(llm.provider(), db=db, run_id=context.run.run_id)
+    recorder = CallRecorder(llm.provider, db=db, run_id=context.run.run_id)
     routing = Routing.load()
     settings = DreamSettings.from_env()
     totals: dict[str, int] = {}
@@ -91,7 +91,7 @@ def dedup_verdicts(
     differing in a number, version, port, path or date are never auto-duplicates. Rejections
     keep the neighbour that decided them. Thresholds are in memory_platform/dedup.py."""
     db = cairn.database()
-    recorder = CallRecorder(llm.provider(), db=db, run_id=context.run.run_id)
+    recorder = CallRecorder(llm.provider, db=db, run_id=context.run.run_id)
     verdicts: dict[str, int] = {}
     decided = judge_calls = 0
     per_day = []

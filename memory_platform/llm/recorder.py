@@ -6,6 +6,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel
@@ -24,17 +25,29 @@ class CallRecorder:
     not) when given a database, and running totals for `as_metadata()`.
 
     Usable wherever a provider is. A failure to write the row raises: an unlogged call is
-    exactly what this exists to prevent.
+    exactly what this exists to prevent. Given a zero-argument factory instead of a
+    provider, it builds the provider at the first call: a run with nothing to send never
+    needs one configured.
     """
 
     def __init__(
-        self, provider: Provider, *, db: Database | None = None, run_id: str | None = None
+        self,
+        provider: Provider | Callable[[], Provider],
+        *,
+        db: Database | None = None,
+        run_id: str | None = None,
     ):
-        self.provider = provider
+        self._provider = provider
         self.db = db
         self.run_id = run_id
         self._lock = threading.Lock()  # Dagster may call from several threads
         self.calls: list[tuple[CallStats, str | None]] = []  # (stats, error or None)
+
+    @property
+    def provider(self) -> Provider:
+        if not hasattr(self._provider, "complete"):  # a factory: build on first use
+            self._provider = self._provider()
+        return self._provider
 
     @property
     def name(self) -> str:
@@ -57,23 +70,24 @@ class CallRecorder:
         max_tokens: int = 1024,
         purpose: str = "",
     ) -> LLMResult[M]:
+        provider = self.provider  # a missing configuration raises here: not a call
         started = time.monotonic()
         try:
-            result = self.provider.complete(
+            result = provider.complete(
                 prompt, system=system, schema=schema, max_tokens=max_tokens, purpose=purpose
             )
         except Exception as exc:
             stats = exc.stats if isinstance(exc, LLMCallError) else None
             if stats is None:  # not an LLM error (a bug, a missing executable): still a call
                 stats = CallStats(
-                    provider=self.provider.name,
-                    model=self.provider.model,
+                    provider=provider.name,
+                    model=provider.model,
                     purpose=purpose,
                     input_tokens=0,
                     output_tokens=0,
                     cost_usd=None,
                     latency_ms=round((time.monotonic() - started) * 1000),
-                    credential_source=self.provider.credential_source,
+                    credential_source=provider.credential_source,
                     attempts=1,
                 )
             self._record(stats, f"{type(exc).__name__}: {exc}")
