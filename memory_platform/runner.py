@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 import dagster as dg
 
@@ -143,10 +143,11 @@ def run_dream(
     )
     if not run.success:
         raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
-    from datetime import date, timedelta
+    from memory_platform.dream import days_in
 
-    start, end = date.fromisoformat(first), date.fromisoformat(last)
-    days = [start + timedelta(days=i) for i in range((end - start).days + 1)]
+    start = datetime.fromisoformat(first).replace(tzinfo=timezone.utc)
+    days = days_in(start, datetime.fromisoformat(last).replace(tzinfo=timezone.utc)
+                   + timedelta(days=1))
     with Database.from_settings(settings).connect() as conn:
         counts = dream_store.candidate_counts_in(conn, days)
         staged = dream_store.staged_in_days(conn, days)

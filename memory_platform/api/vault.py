@@ -44,8 +44,8 @@ from memory_platform import tokens
 from memory_platform import vault_access as access
 from memory_platform.store import Database
 from memory_platform.tokens import Scope
+from memory_platform.vault_models import Category, Page, VaultSearchResult
 
-Category = Literal["user", "feedback", "project", "reference"]
 
 
 @dataclass(frozen=True)
@@ -132,13 +132,8 @@ class MemoryChanged(Memory):
     changed: bool = Field(description="False when the request changed nothing")
 
 
-class MemoryPage(BaseModel):
-    namespace: str
-    status: str
-    items: list[Memory]
-    total: int = Field(description="memories of the namespace with this status, all pages")
-    next_after_id: int | None = Field(
-        description="pass as after_id for the next page; null when this page is the last")
+class MemoryPage(Page[Memory]):
+    pass
 
 
 class Namespace(BaseModel):
@@ -147,22 +142,6 @@ class Namespace(BaseModel):
     primary_of: str | None
     created_at: datetime
     active: int = Field(description="active memories")
-
-
-class VaultHit(BaseModel):
-    id: int
-    namespace: str
-    text: str
-    review: str | None
-    status: str
-    similarity: float | None
-    match: str = Field(description="semantic, keyword or both")
-
-
-class VaultSearch(BaseModel):
-    query: str
-    namespaces: list[str]
-    hits: list[VaultHit]
 
 
 class NewMemory(BaseModel):
@@ -202,7 +181,7 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
         """The namespaces this caller may see, with their count of active memories."""
         return _errors(access.namespaces, database, caller.scope)
 
-    @router.get("/search", response_model=VaultSearch)
+    @router.get("/search", response_model=VaultSearchResult)
     def search(
         caller: CallerDep,
         q: Annotated[str, Query(min_length=1, description="Words, a question, a port")],

@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 from memory_platform.config import load_settings
 from memory_platform.store import Database
 from memory_platform.tokens import Scope
+from memory_platform.vault_models import Category, Page, VaultHit, VaultSearchResult
 
 INSTRUCTIONS = (
     "cairn is the user's complete record of their AI conversations (Claude Code, claude.ai, "
@@ -231,7 +232,6 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
 
 # --- vault -------------------------------------------------------------------------------
 
-Category = Literal["user", "feedback", "project", "reference"]
 
 
 class VaultMemory(BaseModel):
@@ -249,29 +249,8 @@ class VaultMemory(BaseModel):
     superseded_by: int | None = None
 
 
-class VaultPage(BaseModel):
-    namespace: str
-    status: str
-    items: list[VaultMemory]
-    total: int = Field(description="Memories of the namespace with this status, all pages.")
-    next_after_id: int | None = Field(
-        description="Pass as after_id for the next page; null when this page is the last.")
-
-
-class VaultHit(BaseModel):
-    id: int
-    namespace: str
-    text: str
-    review: str | None
-    status: str
-    similarity: float | None
-    match: str = Field(description="semantic, keyword or both")
-
-
-class VaultSearchResult(BaseModel):
-    query: str
-    namespaces: list[str] = Field(description="The namespaces searched.")
-    hits: list[VaultHit]
+class VaultPage(Page[VaultMemory]):
+    pass
 
 
 class VaultIdea(BaseModel):
