@@ -327,3 +327,57 @@ def test_record_mode_checks_the_decision_and_is_idempotent(home, db):
         promote_via_dagster(instance, pending_entry, PromotionConfig(
             action="record", promoted_id=done["promoted_id"]), trigger="dashboard")
     assert row(db, pending_entry)["review"] == "pending"
+
+
+def test_a_starting_server_records_approvals_an_earlier_one_left_unrecorded(home, db,
+                                                                          embedder):
+    """Decisions still queued when a server stopped are in the database but not in Dagster:
+    the next server records them (once), and leaves recorded ones alone."""
+    from memory_platform.assets.vault import PromotionConfig, promote_via_dagster
+    from memory_platform.config import load_settings
+
+    fact = vault.add(db, "personal", "Backups run at 02:00.", "project", "test",
+                     embedder=embedder)["id"]
+    lost = stage(db, "The user drinks tea, not coffee.")
+    lost_supersede = stage(db, "Backups run at 04:00.", verdict="contradiction",
+                           neighbour_id=fact)
+    kept = stage(db, "The user's laptop is a ThinkPad.")
+    done_lost = review.approve(db, lost, actor="dashboard:local")
+    done_sup = review.supersede(db, lost_supersede, actor="dashboard:local",
+                                old_memory_id=fact)
+    done_kept = review.approve(db, kept, actor="dashboard:local")
+    promote_via_dagster(load_settings(), kept, PromotionConfig(
+        action="record", actor="dashboard:local", promoted_id=done_kept["promoted_id"]),
+        trigger="dashboard")
+
+    app = create_app(db)
+    try:
+        app.state.review_catch_up.join(timeout=120)
+        recorder = app.state.review_recorder
+        assert recorder.drain(timeout=240), recorder.status()
+        assert recorder.status()["failed"] == 0, recorder.status()
+        assert recorder.recorded == 2
+    finally:
+        app.state.review_recorder.close()
+    instance = dg.DagsterInstance.from_config(str(home / "dagster"))
+    runs = instance.get_runs(filters=dg.RunsFilter(job_name="vault_promotion_job"))
+    by_memory = {}
+    for r in runs:
+        assert r.status == dg.DagsterRunStatus.SUCCESS
+        by_memory.setdefault(int(r.tags["memory-platform/memory-id"]), []).append(r)
+    assert {k: len(v) for k, v in by_memory.items()} == {lost: 1, lost_supersede: 1, kept: 1}
+    [sup_run] = by_memory[lost_supersede]
+    [mat] = [e for e in instance.all_logs(sup_run.run_id)
+             if e.dagster_event and e.dagster_event.is_step_materialization]
+    meta = mat.dagster_event.step_materialization_data.materialization.metadata
+    assert meta["action"].value == "supersede" and meta["superseded_id"].value == fact
+    assert meta["promoted_id"].value == done_sup["promoted_id"]
+    assert done_lost["promoted_id"] == promoted(db, lost)["id"]
+
+    # a second start finds nothing left to record
+    again = create_app(db)
+    again.state.review_catch_up.join(timeout=120)
+    assert again.state.review_recorder.drain(timeout=60)
+    assert again.state.review_recorder.status()["recorded"] == 0
+    again.state.review_recorder.close()
+    assert len(instance.get_runs(filters=dg.RunsFilter(job_name="vault_promotion_job"))) == 3

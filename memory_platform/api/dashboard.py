@@ -17,7 +17,9 @@ entry is promoted and readable when the response arrives (a Dagster run in proce
 as a run of `vault_promotion_job` (action `record`) by `PromotionRecorder`, one worker
 thread draining a queue into a niced child process, so every promotion still shows up in
 Dagster with its lineage. Failures are logged at ERROR with the traceback and counted in
-the header of every page (queued, recorded, failed, last error).
+the header of every page (queued, recorded, failed, last error). Decisions still queued
+when a server stops are not lost to Dagster: at start, the recorder looks for approvals of
+the last 14 days without a successful run and records them (`PromotionRecorder.catch_up`).
 
 Auth is the app's `resolve_caller` (api/vault.py), which also accepts the login cookie.
 A token scoped to `work` sees only work's cards and entries (403 for a namespace, 404 for
@@ -33,6 +35,7 @@ import threading
 import time
 import traceback
 from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
 from typing import Annotated
 from urllib.parse import parse_qs, quote
 
@@ -44,11 +47,14 @@ from starlette.requests import Request as StarletteRequest
 from memory_platform import review
 from memory_platform.api.vault import SESSION_COOKIE, Caller
 from memory_platform.store import Database
+from memory_platform.store import review as review_store
 from memory_platform.store import vault as vault_store
 
 log = logging.getLogger(__name__)
 PAGE = review.PAGE_SIZE
 CONTEXT_TURNS = 3
+# How far back a starting server looks for approvals that never became Dagster runs.
+CATCH_UP_DAYS = 14
 
 
 # --- recording decisions as Dagster runs ---------------------------------------------------
@@ -125,6 +131,39 @@ class PromotionRecorder:
             finally:
                 self._queue.task_done()
 
+    def catch_up(self, database: Database, *, days: int = CATCH_UP_DAYS) -> threading.Thread:
+        """Record the approvals of the last `days` days that have no successful Dagster run
+        (decisions still queued when an earlier server stopped or crashed), in a background
+        thread. Only decisions made before now are considered: later ones are this
+        recorder's own queue. The child process is started only when there are approvals
+        to check."""
+        until = datetime.now(timezone.utc)
+        since = until - timedelta(days=days)
+
+        def work() -> None:
+            try:
+                with database.connect() as conn:
+                    approvals = review_store.approvals_between(conn, since, until)
+                if not approvals:
+                    return
+                missing = self._child().submit(_unrecorded, approvals, since).result()
+                if missing:
+                    log.warning("recording %d approvals made while no recorder ran "
+                                "(memories %s)", len(missing),
+                                ", ".join(str(a["memory_id"]) for a in missing))
+                for a in missing:
+                    self.submit(a["memory_id"], a["promoted_id"], actor=a["actor"],
+                                old_memory_id=a["old_memory_id"])
+            except Exception as exc:  # noqa: BLE001  (logged with its traceback, shown)
+                log.error("catching up on unrecorded approvals failed:\n%s",
+                          "".join(traceback.format_exception(exc)))
+                with self._lock:
+                    self.last_error = f"catch-up: {type(exc).__name__}: {exc}"
+
+        thread = threading.Thread(target=work, name="promotion-catch-up", daemon=True)
+        thread.start()
+        return thread
+
     def drain(self, timeout: float) -> bool:
         """Wait until every submitted decision is recorded (or failed); False on timeout."""
         deadline = time.monotonic() + timeout
@@ -155,6 +194,23 @@ def _child_init() -> None:
     os.nice(10)  # the reviewer's clicks come first; the record can wait a moment
     # beta/preview notices are for developers, as in the CLI
     warnings.filterwarnings("ignore", message=".*is currently in (beta|preview).*")
+
+
+def _unrecorded(approvals: list[dict], since: datetime) -> list[dict]:
+    """In the recorder's child process: the approvals without a successful
+    vault_promotion_job run for their entry (runs started since `since`)."""
+    import dagster as dg
+
+    from memory_platform.assets.vault import MEMORY_TAG, vault_promotion_job
+    from memory_platform.config import load_settings
+    from memory_platform.runner import prepare_instance
+
+    instance = prepare_instance(load_settings())
+    runs = instance.get_run_records(filters=dg.RunsFilter(
+        job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
+        created_after=since))
+    recorded = {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}
+    return [a for a in approvals if str(a["memory_id"]) not in recorded]
 
 
 def _record(memory_id: int, promoted_id: int, actor: str, old_memory_id: int | None) -> str:
@@ -543,7 +599,9 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
 def mount_dashboard(app, database: Database, recorder: PromotionRecorder | None = None) -> None:
     """Mount /review on the app, with the app's caller resolver; the recorder is kept as
-    `app.state.review_recorder`."""
+    `app.state.review_recorder`, and starts catching up on approvals an earlier server
+    left unrecorded (its thread: `app.state.review_catch_up`)."""
     router = dashboard_router(database, app.state.resolve_caller, recorder)
     app.state.review_recorder = router.recorder
+    app.state.review_catch_up = router.recorder.catch_up(database)
     app.include_router(router)

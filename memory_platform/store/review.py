@@ -111,6 +111,28 @@ def last_decision(conn: psycopg.Connection, memory_id: int) -> dict | None:
     return dict(zip(("action", "actor", "at"), row, strict=True)) if row else None
 
 
+def approvals_between(conn: psycopg.Connection, start, end) -> list[dict]:
+    """Shadow entries approved in [start, end), oldest decision first: the entry
+    (memory_id), who approved it and when, the memory the approval wrote or found already
+    there (promoted_id), and the fact it superseded (old_memory_id, else None)."""
+    with conn.cursor(row_factory=dict_row) as cur:
+        return cur.execute(
+            r"""SELECT s.id AS memory_id, a.actor, a.at,
+                      coalesce(p.id, substring(s.review_note FROM 'as memory (\d+)$')::bigint)
+                          AS promoted_id,
+                      o.id AS old_memory_id
+               FROM memories s
+               JOIN LATERAL (SELECT actor, at FROM vault_audit
+                             WHERE memory_id = s.id AND action = 'approve'
+                             ORDER BY at DESC, id DESC LIMIT 1) a ON true
+               LEFT JOIN memories p ON p.promoted_from = s.id
+               LEFT JOIN memories o ON o.superseded_by = p.id
+               WHERE s.review = 'approved' AND a.at >= %s AND a.at < %s
+               ORDER BY a.at, s.id""",
+            (start, end),
+        ).fetchall()
+
+
 def last_change(conn: psycopg.Connection, memory_id: int, action: str) -> dict | None:
     row = conn.execute(
         """SELECT actor, at FROM vault_audit WHERE memory_id = %s AND action = %s
