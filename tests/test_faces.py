@@ -125,10 +125,23 @@ def test_rest_api_requires_the_bearer_token_when_given_one(db, history):
     assert client.get("/health").status_code == 200
 
 
-def test_serving_beyond_loopback_needs_a_token():
+def test_serving_beyond_loopback_needs_a_token(home, db):
+    from memory_platform import tokens
     from memory_platform.api.app import serve
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0")
-    with pytest.raises(ValueError, match="MEMORY_PLATFORM_API_TOKEN"):
+    with pytest.raises(ValueError, match="MEMORY_PLATFORM_API_TOKEN.*token create"):
         serve(host="0.0.0.0", port=1, token=None)
+
+    # With only a scoped token, the server (as serve builds it off loopback) lets that
+    # token in and nothing without one, even after the token is revoked.
+    row, secret = tokens.create(db, ["work"], name="phone")
+    client = TestClient(create_app(db, open_without_token=False))
+    assert client.get("/vault/namespaces").status_code == 401
+    assert client.get("/vault/namespaces",
+                      headers={"Authorization": f"Bearer {secret}"}).status_code == 200
+    tokens.revoke(db, row["id"])
+    refused = client.get("/vault/namespaces")
+    assert refused.status_code == 401 and "loopback" in refused.json()["detail"]
+    assert TestClient(create_app(db)).get("/vault/namespaces").status_code == 200

@@ -1,12 +1,13 @@
 """REST API over the same service layer as the CLI and the MCP server.
 
     memory-platform serve                       # 127.0.0.1:8000, no token needed
-    memory-platform serve --host 0.0.0.0        # refused unless a token is set
+    memory-platform serve --host 0.0.0.0        # refused unless a token is set or exists
 
 Bound to loopback by default. Bound anywhere else, every request needs
 `Authorization: Bearer $MEMORY_PLATFORM_API_TOKEN` (the admin token, every namespace) or a
-namespace-scoped token from `memory-platform token create` (the /vault routes only). On
-loopback with neither configured, requests need no token. See api/vault.py.
+namespace-scoped token from `memory-platform token create` (the /vault routes only), and
+the server refuses to start with neither. On loopback with neither configured, requests
+need no token. See api/vault.py.
 """
 
 import ipaddress
@@ -16,6 +17,7 @@ from typing import Annotated, Literal
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from pydantic import BaseModel
 
+from memory_platform import tokens
 from memory_platform.config import load_settings
 from memory_platform.store import Database
 
@@ -49,9 +51,10 @@ def is_loopback(host: str) -> bool:
 
 
 def create_app(db: Database | None = None, *, token: str | None = None, embedder=None,
-               llm=None, vault_embedder=None) -> FastAPI:
-    """The app over one database. With `token` (the admin token), every route but /health
-    requires a bearer: it, or a namespace-scoped API token for the /vault routes."""
+               llm=None, vault_embedder=None, open_without_token: bool = True) -> FastAPI:
+    """The app over one database. With `token` (the admin token), or with
+    `open_without_token=False` (bound off loopback), every route but /health requires a
+    bearer: the admin token, or a namespace-scoped API token for the /vault routes."""
     from memory_platform import search as service
 
     database = db or Database.from_settings(load_settings())
@@ -62,7 +65,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     # Who is calling (admin token, a namespace-scoped API token, or open loopback): see
     # api/vault.py. Other routes (the dashboard) can depend on app.state.resolve_caller.
-    resolve_caller = caller_resolver(database, token)
+    resolve_caller = caller_resolver(database, token, open_without_token=open_without_token)
     app.state.resolve_caller = resolve_caller
 
     def authorize(request: Request) -> None:
@@ -135,9 +138,13 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 def serve(host: str = "127.0.0.1", port: int = 8000, token: str | None = None) -> None:
     import uvicorn
 
-    if not is_loopback(host) and not token:
+    loopback = is_loopback(host)
+    database = Database.from_settings(load_settings())
+    if not loopback and not token and not tokens.any_live(database):
         raise ValueError(
             f"refusing to serve on {host} without a token: set MEMORY_PLATFORM_API_TOKEN "
-            "(clients send it as 'Authorization: Bearer <token>') or bind to 127.0.0.1"
+            "(the admin token; clients send it as 'Authorization: Bearer <token>'), create a "
+            "namespace-scoped one with `memory-platform token create`, or bind to 127.0.0.1"
         )
-    uvicorn.run(create_app(token=token), host=host, port=port, log_level="info")
+    app = create_app(database, token=token, open_without_token=loopback)
+    uvicorn.run(app, host=host, port=port, log_level="info")

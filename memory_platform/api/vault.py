@@ -67,9 +67,11 @@ def _unauthorized(detail: str) -> HTTPException:
                          headers={"WWW-Authenticate": "Bearer"})
 
 
-def caller_resolver(database: Database, admin_token: str | None
-                    ) -> Callable[[Request], Caller]:
-    """A FastAPI dependency resolving a request to its Caller, or raising 401."""
+def caller_resolver(database: Database, admin_token: str | None, *,
+                    open_without_token: bool = True) -> Callable[[Request], Caller]:
+    """A FastAPI dependency resolving a request to its Caller, or raising 401.
+    `open_without_token=False` (a server bound off loopback) never lets a request without
+    a token in, even once every API token is revoked."""
 
     def resolve(request: Request) -> Caller:
         header = request.headers.get("authorization", "")
@@ -89,6 +91,9 @@ def caller_resolver(database: Database, admin_token: str | None
             return Caller(token.scope, token.actor, "token")
         if admin_token:
             raise _unauthorized("missing or wrong bearer token")
+        if not open_without_token:
+            raise _unauthorized("a bearer token is required: this server is not bound to "
+                                "loopback")
         if tokens.any_live(database):
             raise _unauthorized("a bearer token is required: API tokens exist "
                                 "(see `memory-platform token list`)")
