@@ -212,16 +212,33 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
 def archive(db: Database, scope: Scope, memory_id: int, *, actor: str) -> dict:
     """Archive a memory (audit action 'archive'); it is never deleted. Archiving an
     archived memory changes nothing (changed=False)."""
+    return _set_status(db, scope, memory_id, "archived", action="archive", actor=actor)
+
+
+def restore(db: Database, scope: Scope, memory_id: int, *, actor: str) -> dict:
+    """Make an archived memory active again (audit action 'restore'). Restoring an active
+    memory changes nothing (changed=False); restoring one whose text an active memory of
+    its namespace already states is a Conflict (the same text is there once)."""
+    return _set_status(db, scope, memory_id, "active", action="restore", actor=actor)
+
+
+def _set_status(db: Database, scope: Scope, memory_id: int, status: str, *, action: str,
+                actor: str) -> dict:
     with db.connect() as conn:
         with conn.transaction():
             locked = access_store.lock_memory(conn, memory_id)
             if locked is None or not scope.permits(locked[0]["namespace"]):
                 raise NotFound(f"no memory with id {memory_id}")
             current, before = locked
-            if current["status"] == "archived":
+            if current["status"] == status:
                 return {**current, "changed": False}
-            row = access_store.update_memory(conn, memory_id, changes={"status": "archived"},
-                                             action="archive", actor=actor, before=before)
+            if status == "active":
+                twin = store.find_by_hash(conn, current["namespace"], current["text"])
+                if twin is not None:
+                    raise Conflict(f"memory {twin} in {current['namespace']} already states "
+                                   f"this; memory {memory_id} stays archived")
+            row = access_store.update_memory(conn, memory_id, changes={"status": status},
+                                             action=action, actor=actor, before=before)
     return {**row, "changed": True}
 
 

@@ -364,6 +364,16 @@ def test_cli_add_list_and_search(home, local_embedder):
     [hit] = json.loads(found.stdout)
     assert hit["text"] == "Prefers pytest over unittest" and hit["namespace"] == "personal"
 
+    port = next(m for m in data["memories"] if "8123" in m["text"])["id"]
+    archived = invoke("vault", "archive", str(port))
+    assert archived.exit_code == 0 and f"archived #{port} in personal" in archived.stdout
+    assert json.loads(invoke("vault", "list", "personal", "--json").stdout)["total"] == 1
+    restored = invoke("vault", "restore", str(port), "--json")
+    assert restored.exit_code == 0 and json.loads(restored.stdout)["status"] == "active"
+    assert "already active" in invoke("vault", "restore", str(port)).stdout
+    unknown = runner.invoke(app, ["vault", "restore", "99999999"])
+    assert unknown.exit_code == 1 and "no memory with id 99999999" in unknown.stderr
+
     missing = runner.invoke(app, ["vault", "list", "nosuch"])
     assert missing.exit_code == 1
     assert "no vault namespace 'nosuch'" in missing.stderr

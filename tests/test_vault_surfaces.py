@@ -241,10 +241,26 @@ def test_rest_changes_are_audited_and_delete_archives(db, local_embedder):
     assert [m["id"] for m in gone["items"]] == [mid] and gone["total"] == 1
     assert client.get("/vault/memories/99999999", headers=h).status_code == 404
 
+    # Restorable: active again (audited), found by search again; twice changes nothing.
+    restored = client.post(f"/vault/memories/{mid}/restore", headers=h)
+    assert restored.status_code == 200 and restored.json()["status"] == "active"
+    assert restored.json()["changed"] is True
+    assert client.post(f"/vault/memories/{mid}/restore", headers=h).json()["changed"] is False
+    hits = client.get("/vault/search", headers=h,
+                      params={"q": "which weekday does the release go out"}).json()["hits"]
+    assert hits[0]["id"] == mid
+    assert client.post("/vault/memories/99999999/restore", headers=h).status_code == 404
+    # Restoring an archived twin of an active memory would state it twice: 409.
+    twin = client.post("/vault/work/memories", headers=h, json={"text": "ship it"}).json()
+    client.delete(f"/vault/memories/{twin['id']}", headers=h)
+    client.post("/vault/work/memories", headers=h, json={"text": "ship  it"})
+    clash = client.post(f"/vault/memories/{twin['id']}/restore", headers=h)
+    assert clash.status_code == 409 and "already states" in clash.json()["detail"]
+
     trail = audit_rows(db, mid)
     assert [(a["action"], a["actor"]) for a in trail] == [
         ("add", "api:editor"), ("edit", "api:editor"), ("edit", "api:editor"),
-        ("archive", "api:editor")]
+        ("archive", "api:editor"), ("restore", "api:editor")]
     assert trail[1]["before"]["text"] == "the release train leaves on Thursdays"
     assert trail[1]["after"]["text"] == "the release train leaves on Fridays"
     assert trail[2]["before"]["category"] == "project"

@@ -25,6 +25,7 @@ Routes (all sub-second, no model in the loop but the vault embedder for new text
     GET    /vault/memories/{id}
     PATCH  /vault/memories/{id}                 {"text"?, "category"?}   (audited edit)
     DELETE /vault/memories/{id}                 (archives; never a hard delete)
+    POST   /vault/memories/{id}/restore         (an archived memory active again)
     GET    /vault/search?q=&namespace=&k=10
 
 A write over REST is a person's (or their script's) and goes to the namespace named; an
@@ -212,6 +213,12 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
     def archive_memory(caller: CallerDep, memory_id: int) -> dict:
         """Archive the memory (status 'archived', audited). Nothing is ever hard-deleted."""
         return _errors(access.archive, database, caller.scope, memory_id, actor=caller.actor)
+
+    @router.post("/memories/{memory_id:int}/restore", response_model=MemoryChanged)
+    def restore_memory(caller: CallerDep, memory_id: int) -> dict:
+        """Make an archived memory active again (audited). 409 when an active memory of
+        its namespace already states the same text."""
+        return _errors(access.restore, database, caller.scope, memory_id, actor=caller.actor)
 
     @router.get("/{namespace}/memories", response_model=MemoryPage)
     def list_memories(

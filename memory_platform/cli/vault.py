@@ -3,6 +3,7 @@
     memory-platform vault add NAMESPACE TEXT [--category C] [--json]
     memory-platform vault list NAMESPACE [--status active|archived|all] [--json]
     memory-platform vault search QUERY [--namespace N] [--k 10] [--json]
+    memory-platform vault archive ID / vault restore ID
 
 `list` prints every memory and the total (never a capped page); with --json one object
 {"namespace", "total", "memories": [...]}.
@@ -126,3 +127,47 @@ def vault_search(
                       highlight=False)
 
     _run(body)
+
+
+def _set_status(memory_id: int, restore: bool, as_json: bool) -> None:
+    from memory_platform.cli.main import _database, _run, out
+
+    def body():
+        from memory_platform import vault_access
+        from memory_platform.tokens import Scope
+
+        change = vault_access.restore if restore else vault_access.archive
+        try:
+            row = change(_database(), Scope.everything(), memory_id, actor=_actor())
+        except (vault_access.NotFound, vault_access.Conflict) as exc:
+            raise ValueError(str(exc)) from None
+        if as_json:
+            print(json.dumps(row, default=str))
+            return
+        state = "active" if restore else "archived"
+        verb = (f"{'restored' if restore else 'archived'}" if row["changed"]
+                else f"already {state}:")
+        out.print(f"{verb} #{row['id']} in {row['namespace']}: {_one_line(row['text'], 120)}",
+                  highlight=False, markup=False)
+
+    _run(body)
+
+
+@vault_app.command("archive")
+def vault_archive(
+    memory_id: Annotated[int, typer.Argument(help="The memory's id (see `vault list`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the memory.")] = False,
+) -> None:
+    """Archive a memory: it leaves search and context, and stays restorable (audited;
+    nothing is ever deleted)."""
+    _set_status(memory_id, restore=False, as_json=as_json)
+
+
+@vault_app.command("restore")
+def vault_restore(
+    memory_id: Annotated[int, typer.Argument(help="The memory's id (see `vault list "
+                                                  "--status archived`).")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the memory.")] = False,
+) -> None:
+    """Make an archived memory active again (audited)."""
+    _set_status(memory_id, restore=True, as_json=as_json)
