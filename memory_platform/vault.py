@@ -149,21 +149,21 @@ def search(
     k: int = 10,
     *,
     embedder: Embedder | None = None,
+    include_superseded: bool = False,
 ) -> list[dict]:
     """Memories nearest to `query` by meaning, plus those containing it verbatim (a port, a
     version, an error code: tokens an embedding barely sees). Verbatim matches come first,
     then by similarity. Without `namespace`, every primary namespace is searched; a shadow
-    namespace can be named to search what waits for review. Each hit: id, namespace, text,
-    review, status, similarity (None when the memory has no vector), match ('semantic',
-    'keyword' or 'both')."""
+    namespace can be named to search what waits for review. Facts that stopped being true
+    (superseded, valid_to past) are left out unless `include_superseded`. Each hit: id,
+    namespace, text, review, status, valid_to, superseded_by, similarity (None when the
+    memory has no vector), match ('semantic', 'keyword' or 'both')."""
     if not query or not query.strip():
         raise ValueError("search needs a query")
     if k <= 0:
         raise ValueError("k must be positive")
     embedder = embedder or vault_embedder()
     vector = embedder.embed([store.normalize_text(query)])[0]
-    # A memory written by a path that did not embed it must still be found by meaning.
-    embed_missing_memories(db, embedder)
     with db.connect() as conn:
         if namespace is not None:
             _require_namespace(conn, namespace)
@@ -171,11 +171,26 @@ def search(
         else:
             namespaces = [n["name"] for n in store.list_namespaces(conn)
                           if n["kind"] == "primary"]
-        if not namespaces:
-            return []
+    return search_namespaces(db, embedder, vector, query, namespaces, k,
+                             include_superseded=include_superseded)
+
+
+def search_namespaces(db: Database, embedder: Embedder, vector: np.ndarray, query: str,
+                      namespaces: Sequence[str], k: int, *,
+                      include_superseded: bool = False) -> list[dict]:
+    """The fused semantic + verbatim hits of `query` (already embedded as `vector`) among
+    `namespaces`: what `search` and the scoped surfaces (vault_access) both return."""
+    if not namespaces:
+        return []
+    # A memory written by a path that did not embed it must still be found by meaning.
+    embed_missing_memories(db, embedder)
+    current = not include_superseded
+    with db.connect() as conn:
         semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector,
-                                          namespaces, k=k, reviews=("pending",))
-        keyword = store.keyword_matches(conn, query.strip(), namespaces, limit=k)
+                                          namespaces, k=k, reviews=("pending",),
+                                          current_only=current)
+        keyword = store.keyword_matches(conn, query.strip(), namespaces, limit=k,
+                                        current_only=current)
         sims = store.similarities(conn, embedder.name, embedder.dims, vector,
                                   [h["id"] for h in keyword])
     return _fuse(semantic, keyword, sims, k)

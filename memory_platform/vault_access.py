@@ -243,10 +243,12 @@ def _set_status(db: Database, scope: Scope, memory_id: int, status: str, *, acti
 
 
 def search(db: Database, scope: Scope, query: str, *, namespace: str | None = None,
-           k: int = 10, embedder: Embedder | None = None) -> dict:
+           k: int = 10, embedder: Embedder | None = None,
+           include_superseded: bool = False) -> dict:
     """Memories nearest to `query` by meaning plus those containing it verbatim, within the
     scope: {query, namespaces, hits}. Without `namespace`, every primary namespace in
-    scope; a shadow namespace in scope can be named to search what waits for review."""
+    scope; a shadow namespace in scope can be named to search what waits for review.
+    Facts that stopped being true are left out unless `include_superseded`."""
     if not query or not query.strip():
         raise ValueError("search needs a query")
     if not 1 <= k <= 100:
@@ -258,17 +260,8 @@ def search(db: Database, scope: Scope, query: str, *, namespace: str | None = No
             searched = [namespace]
         else:
             searched = visible_primaries(conn, scope)
-    if not searched:
-        return {"query": query, "namespaces": [], "hits": []}
-    # A memory written by a path that did not embed it must still be found by meaning.
-    vault_service.embed_missing_memories(db, embedder)
-    with db.connect() as conn:
-        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector,
-                                          searched, k=k, reviews=("pending",))
-        keyword = store.keyword_matches(conn, query.strip(), searched, limit=k)
-        sims = store.similarities(conn, embedder.name, embedder.dims, vector,
-                                  [h["id"] for h in keyword])
-    hits = vault_service._fuse(semantic, keyword, sims, k)
+    hits = vault_service.search_namespaces(db, embedder, vector, query, searched, k,
+                                           include_superseded=include_superseded)
     # Defence in depth: nothing outside the scope leaves, whatever the SQL returned.
     hits = [h for h in hits if scope.permits(h["namespace"])]
     return {"query": query, "namespaces": searched, "hits": hits}
@@ -341,9 +334,9 @@ def context(
     vault_service.embed_missing_memories(db, embedder)
     with db.connect() as conn:
         semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector, chosen,
-                                          k=CONTEXT_POOL, reviews=())
-        keyword = store.keyword_matches(conn, query, chosen, limit=CONTEXT_POOL) \
-            if query else []
+                                          k=CONTEXT_POOL, reviews=(), current_only=True)
+        keyword = store.keyword_matches(conn, query, chosen, limit=CONTEXT_POOL,
+                                        current_only=True) if query else []
         ranked_ids: list[int] = [h["id"] for h in keyword]
         floor = min_similarity if query else -math.inf
         ranked_ids += [h["id"] for h in semantic

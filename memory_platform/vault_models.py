@@ -2,6 +2,7 @@
 mcp/server.py), so a field added to one is not forgotten in the other. Each face keeps its
 own memory model: REST returns every column, MCP the fields an agent needs."""
 
+from datetime import datetime
 from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
@@ -16,6 +17,9 @@ class VaultHit(BaseModel):
     text: str
     review: str | None
     status: str
+    valid_to: datetime | None = Field(
+        None, description="When the fact stopped being true (only with include_superseded).")
+    superseded_by: int | None = Field(None, description="The memory that replaced it.")
     similarity: float | None
     match: str = Field(description="semantic, keyword or both")
 

@@ -223,8 +223,8 @@ def test_nearest_memories_respects_namespaces_and_review_states(db):
             assert [h["similarity"] for h in hits] == sorted(
                 (h["similarity"] for h in hits), reverse=True)
             assert {h["namespace"] for h in hits} == {"a", "a__dream"}
-            assert set(hits[0]) == {"id", "namespace", "text", "review", "status",
-                                    "similarity"}
+            assert set(hits[0]) == {"id", "namespace", "text", "review", "status", "valid_to",
+                                    "superseded_by", "similarity"}
         only_pending = store.nearest_memories(conn, MODEL, DIMS, vectors["skipped"],
                                               ["a__dream"], k=5, reviews=("pending",))
         assert [h["id"] for h in only_pending] == [ids["pending"]]
@@ -265,7 +265,7 @@ def test_exact_and_hnsw_paths_both_return_k(db, monkeypatch):
             plan = conn.execute(
                 sql.SQL("EXPLAIN ") + store.ann_neighbours_sql(MODEL, DIMS),
                 {"q": "[" + ",".join(["0.25"] * DIMS) + "]", "ns": ["bulk"], "k": 5,
-                 "probe": 40, "reviews": ["pending"]},
+                 "probe": 40, "reviews": ["pending"], "current": True},
             ).fetchall()
         assert store.memory_index_name(MODEL) in "\n".join(r[0] for r in plan)
 
@@ -380,3 +380,41 @@ def test_cli_add_list_and_search(home, local_embedder):
     assert len(missing.stderr.strip().splitlines()) == 1
     bad = runner.invoke(app, ["vault", "add", "Personal", "x"])
     assert bad.exit_code == 1 and "invalid namespace" in bad.stderr
+
+
+def test_search_shows_current_facts_unless_history_is_asked(db, home, local_embedder):
+    """A superseded fact stays (bi-temporal) but stops answering 'which port?': search
+    leaves it out by default and shows it, marked, when history is asked for."""
+    from memory_platform import vault_access
+    from memory_platform.cli.main import app
+    from memory_platform.store import review as review_store
+    from memory_platform.tokens import Scope
+
+    old = service.add(db, "infra", "The database listens on port 5432.", "project", "test",
+                      embedder=local_embedder)["id"]
+    new = service.add(db, "infra", "The database listens on port 6543.", "project", "test",
+                      embedder=local_embedder)["id"]
+    with db.connect() as conn, conn.transaction():
+        review_store.supersede(conn, old, new, actor="test")
+
+    current = service.search(db, "which port does the database listen on", k=5,
+                             embedder=local_embedder)
+    assert [h["id"] for h in current] == [new]
+    assert current[0]["valid_to"] is None
+    assert [h["id"] for h in service.search(db, "5432", k=5, embedder=local_embedder)] == [new]
+    both = service.search(db, "which port does the database listen on", k=5,
+                          embedder=local_embedder, include_superseded=True)
+    old_hit = next(h for h in both if h["id"] == old)
+    assert old_hit["superseded_by"] == new and old_hit["valid_to"] is not None
+    scoped = vault_access.search(db, Scope.everything(), "port 5432", k=5,
+                                 embedder=local_embedder, include_superseded=True)
+    assert old in [h["id"] for h in scoped["hits"]]
+    assert old not in [h["id"] for h in vault_access.search(
+        db, Scope.everything(), "port 5432", k=5, embedder=local_embedder)["hits"]]
+
+    runner = CliRunner()
+    shown = runner.invoke(app, ["vault", "search", "database port", "--history"],
+                          catch_exceptions=False)
+    assert shown.exit_code == 0 and f"superseded by #{new}" in shown.stdout
+    plain = runner.invoke(app, ["vault", "search", "database port"], catch_exceptions=False)
+    assert "superseded" not in plain.stdout and f"#{new}" in plain.stdout

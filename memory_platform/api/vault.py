@@ -26,7 +26,7 @@ Routes (all sub-second, no model in the loop but the vault embedder for new text
     PATCH  /vault/memories/{id}                 {"text"?, "category"?}   (audited edit)
     DELETE /vault/memories/{id}                 (archives; never a hard delete)
     POST   /vault/memories/{id}/restore         (an archived memory active again)
-    GET    /vault/search?q=&namespace=&k=10
+    GET    /vault/search?q=&namespace=&k=10&include_superseded=false
 
 A write over REST is a person's (or their script's) and goes to the namespace named; an
 agent suggests through MCP `vault_add`, which writes to `<namespace>__ideas` only.
@@ -194,10 +194,14 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
         namespace: Annotated[str | None, Query(
             description="Only this namespace (default: every primary one in scope)")] = None,
         k: Annotated[int, Query(ge=1, le=100)] = 10,
+        include_superseded: Annotated[bool, Query(
+            description="Also facts that stopped being true (marked by valid_to and "
+                        "superseded_by)")] = False,
     ) -> dict:
-        """Memories by meaning and by exact words, within the caller's namespaces."""
+        """Memories by meaning and by exact words, within the caller's namespaces: current
+        facts only, unless include_superseded."""
         return _errors(access.search, database, caller.scope, q, namespace=namespace, k=k,
-                       embedder=embedder)
+                       embedder=embedder, include_superseded=include_superseded)
 
     @router.get("/memories/{memory_id:int}", response_model=Memory)
     def get_memory(caller: CallerDep, memory_id: int) -> dict:

@@ -2,7 +2,7 @@
 
     memory-platform vault add NAMESPACE TEXT [--category C] [--json]
     memory-platform vault list NAMESPACE [--status active|archived|all] [--json]
-    memory-platform vault search QUERY [--namespace N] [--k 10] [--json]
+    memory-platform vault search QUERY [--namespace N] [--k 10] [--history] [--json]
     memory-platform vault archive ID / vault restore ID
 
 `list` prints every memory and the total (never a capped page); with --json one object
@@ -105,16 +105,20 @@ def vault_search(
     namespace: Annotated[Optional[str], typer.Option(
         help="Only this namespace (default: every primary namespace).")] = None,
     k: Annotated[int, typer.Option("--k", min=1, max=100, help="How many hits.")] = 10,
+    history: Annotated[bool, typer.Option(
+        "--history", help="Also facts that stopped being true (superseded).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] =
         False,
 ) -> None:
-    """Search memories by meaning and by exact words."""
+    """Search memories by meaning and by exact words (current facts; --history adds the
+    superseded ones, marked)."""
     from memory_platform.cli.main import _database, _run, err, out
 
     def body():
         from memory_platform import vault
 
-        hits = vault.search(_database(), query, namespace=namespace, k=k)
+        hits = vault.search(_database(), query, namespace=namespace, k=k,
+                            include_superseded=history)
         if as_json:
             print(json.dumps(hits, default=str))
             return
@@ -122,8 +126,12 @@ def vault_search(
             err.print("no hits", highlight=False)
         for hit in hits:
             score = f"{hit['similarity']:.3f}" if hit["similarity"] is not None else "  -  "
+            ended = ""
+            if hit["valid_to"] is not None:
+                by = f" by #{hit['superseded_by']}" if hit["superseded_by"] else ""
+                ended = f" [yellow]superseded{by} on {hit['valid_to']:%Y-%m-%d}[/]"
             out.print(f"[bold]{score}[/] [cyan]{hit['namespace']}[/] #{hit['id']} "
-                      f"({hit['match']})\n    {escape(_one_line(hit['text']))}",
+                      f"({hit['match']}){ended}\n    {escape(_one_line(hit['text']))}",
                       highlight=False)
 
     _run(body)

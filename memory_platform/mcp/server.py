@@ -307,9 +307,12 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
             description="Only this namespace (a shadow such as work__ideas searches what "
                         "waits for review). Default: every primary namespace allowed.")] = None,
         k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
+        include_superseded: Annotated[bool, Field(
+            description="Also facts that stopped being true, marked by valid_to and "
+                        "superseded_by (for 'what did we use before?').")] = False,
     ) -> VaultSearchResult:
         found = access.search(database, scope, query, namespace=namespace, k=k,
-                              embedder=embedder)
+                              embedder=embedder, include_superseded=include_superseded)
         return VaultSearchResult(query=found["query"], namespaces=found["namespaces"],
                                  hits=[VaultHit(**h) for h in found["hits"]])
 

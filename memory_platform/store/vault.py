@@ -281,19 +281,24 @@ def count_memories(
 
 
 def keyword_matches(
-    conn: psycopg.Connection, needle: str, namespaces: Sequence[str], *, limit: int
+    conn: psycopg.Connection, needle: str, namespaces: Sequence[str], *, limit: int,
+    current_only: bool = False,
 ) -> list[dict]:
     """Active memories (and pending shadow entries) containing `needle` verbatim, case
-    folded: a port, a version or an error code the embedding barely sees. Newest first."""
+    folded: a port, a version or an error code the embedding barely sees. Newest first.
+    `current_only` leaves out facts that stopped being true (as nearest_memories)."""
     escaped = needle.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
     rows = conn.execute(
-        """SELECT m.id, m.namespace, m.text, m.review, m.status FROM memories m
+        """SELECT m.id, m.namespace, m.text, m.review, m.status, m.valid_to, m.superseded_by
+           FROM memories m
            WHERE m.namespace = ANY(%(ns)s) AND m.text ILIKE %(pattern)s
              AND ((m.review IS NULL AND m.status = 'active') OR m.review = 'pending')
+             AND """ + _CURRENT + """
            ORDER BY m.id DESC LIMIT %(limit)s""",
-        {"ns": list(namespaces), "pattern": f"%{escaped}%", "limit": limit},
+        {"ns": list(namespaces), "pattern": f"%{escaped}%", "limit": limit,
+         "current": current_only},
     ).fetchall()
-    keys = ("id", "namespace", "text", "review", "status")
+    keys = ("id", "namespace", "text", "review", "status", "valid_to", "superseded_by")
     return [dict(zip(keys, r, strict=True)) for r in rows]
 
 
@@ -390,14 +395,19 @@ def memories_to_embed(
 
 # --- nearest neighbours ------------------------------------------------------------------
 
-_NEIGHBOUR_KEYS = ("id", "namespace", "text", "review", "status", "similarity")
+_NEIGHBOUR_KEYS = ("id", "namespace", "text", "review", "status", "valid_to",
+                   "superseded_by", "similarity")
 
 # Which rows may be a neighbour: a primary row while active; a shadow row while its review
 # is one of the asked states, whatever its status (a skipped entry may have been archived
-# by review and must still stop the dream from proposing it again).
+# by review and must still stop the dream from proposing it again). With %(current)s, a
+# primary fact only while it is still true (no valid_to in the past): what search shows.
+# The dedup gate keeps ended facts as neighbours: an outdated fact is still a known one.
+_CURRENT = ("(NOT %(current)s OR m.review IS NOT NULL OR m.valid_to IS NULL "
+            "OR m.valid_to > now())")
 _ELIGIBLE = sql.SQL(
     "m.namespace = ANY(%(ns)s) AND ((m.review IS NULL AND m.status = 'active') "
-    "OR m.review = ANY(%(reviews)s))")
+    "OR m.review = ANY(%(reviews)s)) AND " + _CURRENT)
 
 
 def exact_neighbours_sql(model: str, dims: int) -> sql.Composable:
@@ -406,8 +416,9 @@ def exact_neighbours_sql(model: str, dims: int) -> sql.Composable:
     for the k rows kept."""
     expr = _vector_expr(dims)
     return sql.SQL(
-        "SELECT s.id, s.namespace, s.text, s.review, s.status, 1 - s.distance FROM ("
-        "SELECT m.id, m.namespace, m.text, m.review, m.status, "
+        "SELECT s.id, s.namespace, s.text, s.review, s.status, s.valid_to, s.superseded_by, "
+        "1 - s.distance FROM ("
+        "SELECT m.id, m.namespace, m.text, m.review, m.status, m.valid_to, m.superseded_by, "
         "{expr} <=> %(q)s::vector({d}) AS distance "
         "FROM memories m JOIN memory_embeddings me ON me.model = {m} AND me.memory_id = m.id "
         "WHERE {eligible} ORDER BY {expr} <=> %(q)s::vector({d}), m.id LIMIT %(k)s) s "
@@ -424,7 +435,8 @@ def ann_neighbours_sql(model: str, dims: int) -> sql.Composable:
         "SELECT me.memory_id, {expr} <=> %(q)s::vector({d}) AS distance "
         "FROM memory_embeddings me WHERE me.model = {m} "
         "ORDER BY {expr} <=> %(q)s::vector({d}) LIMIT %(probe)s) "
-        "SELECT m.id, m.namespace, m.text, m.review, m.status, 1 - nn.distance "
+        "SELECT m.id, m.namespace, m.text, m.review, m.status, m.valid_to, m.superseded_by, "
+        "1 - nn.distance "
         "FROM nn JOIN memories m ON m.id = nn.memory_id "
         "WHERE {eligible} ORDER BY nn.distance, m.id LIMIT %(k)s"
     ).format(expr=expr, d=sql.Literal(int(dims)), m=sql.Literal(model), eligible=_ELIGIBLE)
@@ -491,11 +503,13 @@ def nearest_memories(
     k: int = 5,
     reviews: Sequence[str] | None = None,
     method: str | None = None,
+    current_only: bool = False,
 ) -> list[dict]:
     """The k memories nearest to `vector` (cosine) among the given namespaces, most similar
-    first: dicts of id, namespace, text, review, status, similarity (1 - cosine distance).
-    Primary rows count while active; shadow rows while their review is in `reviews`
-    (default: pending and skipped). `method` forces 'exact' or 'hnsw'; by default exact
+    first: dicts of id, namespace, text, review, status, valid_to, superseded_by,
+    similarity (1 - cosine distance). Primary rows count while active (and, with
+    `current_only`, while still true: not superseded, valid_to not past); shadow rows while
+    their review is in `reviews` (default: pending and skipped). `method` forces 'exact' or 'hnsw'; by default exact
     distances when the namespaces hold at most EXACT_MAX_ROWS rows, else an oversampled
     HNSW probe that falls back to exact when the filter leaves fewer than k."""
     namespaces = list(namespaces)
@@ -508,7 +522,8 @@ def nearest_memories(
         raise ValueError(f"query vector of shape {vector.shape}, model {model!r} has {dims} "
                          f"dimensions")
     params = {"q": search_store.vector_literal(vector), "ns": namespaces, "k": k,
-              "reviews": list(NEIGHBOUR_REVIEWS if reviews is None else reviews)}
+              "reviews": list(NEIGHBOUR_REVIEWS if reviews is None else reviews),
+              "current": current_only}
     in_scope, total = _cached_scope(conn, namespaces)
     if method is None:
         method = "exact" if in_scope <= EXACT_MAX_ROWS else "hnsw"
