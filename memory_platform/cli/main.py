@@ -223,8 +223,10 @@ def up(
     port: Annotated[int, typer.Option(help="Port for the Dagster UI.")] = 3000,
     host: Annotated[str, typer.Option(help="Address for the Dagster UI.")] = "127.0.0.1",
 ) -> None:
-    """Start the database, import everything in the watched folders (a demo history on a
-    machine with none), materialize it in Dagster, and serve the Dagster UI."""
+    """Start the database, import the watched folders and serve the Dagster UI.
+
+    Imports everything in the watched folders (a demo history on a machine with none) and
+    materializes it in Dagster before serving the UI."""
 
     def body():
         from memory_platform import runner
@@ -365,7 +367,8 @@ def dream(
     until: Annotated[Optional[str], typer.Option(help="Last day of a range (inclusive).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
-    """Run the dream cycle: propose, dedup and stage memories from what is not dreamed yet.
+    """Run the dream cycle: propose, dedup and stage memories for review.
+
     Without dates it covers every undreamed day of the last MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS
     (30), like the nightly schedule. Output goes to shadow namespaces only, pending review."""
 
@@ -418,8 +421,10 @@ def mcp_command(
         help="Limit the vault tools to these primary namespaces (comma-separated) and their "
              "shadows; cairn's unscoped tools are then not offered.")] = None,
 ) -> None:
-    """Serve the MCP tools (cairn_search, cairn_get, cairn_timeline, cairn_summarize_range,
-    vault_search, vault_list, vault_add, vault_context)."""
+    """Serve the MCP tools over stdio (or streamable HTTP).
+
+    Tools: cairn_search, cairn_get, cairn_timeline, cairn_summarize_range, vault_search,
+    vault_list, vault_add, vault_context."""
 
     def body():
         from memory_platform.api.app import is_loopback
@@ -439,9 +444,10 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
 ) -> None:
-    """Serve the REST API (OpenAPI at /docs) and the review dashboard (/review). Bound to
-    anything but loopback, every request needs a token: MEMORY_PLATFORM_API_TOKEN (admin)
-    or one from `memory-platform token create`."""
+    """Serve the REST API (OpenAPI at /docs) and the review dashboard (/review).
+
+    Bound to anything but loopback, every request needs a token: MEMORY_PLATFORM_API_TOKEN
+    (admin) or one from `memory-platform token create`."""
 
     def body():
         from memory_platform.api.app import serve as serve_api
