@@ -509,9 +509,10 @@ def nearest_memories(
     first: dicts of id, namespace, text, review, status, valid_to, superseded_by,
     similarity (1 - cosine distance). Primary rows count while active (and, with
     `current_only`, while still true: not superseded, valid_to not past); shadow rows while
-    their review is in `reviews` (default: pending and skipped). `method` forces 'exact' or 'hnsw'; by default exact
-    distances when the namespaces hold at most EXACT_MAX_ROWS rows, else an oversampled
-    HNSW probe that falls back to exact when the filter leaves fewer than k."""
+    their review is in `reviews` (default: pending and skipped). `method` forces 'exact'
+    or 'hnsw'; by default exact distances when the namespaces hold at most EXACT_MAX_ROWS
+    rows, else an oversampled HNSW probe that falls back to exact when the filter leaves
+    fewer than k."""
     namespaces = list(namespaces)
     if not namespaces or k <= 0:
         return []
