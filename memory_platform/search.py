@@ -44,17 +44,24 @@ RRF_K = 60
 DENSE_WEIGHT = 0.7
 DEFAULT_FUSION: Fusion = "weighted"
 # Filtered dense pool: exact distances over the filtered subset when the planner expects at
-# most this many events, else an oversampled HNSW probe. Measured at 100k events (loaded
-# machine): exact over 1.9k rows p50 61 ms vs HNSW 324 ms; over 20k rows 623 ms vs 225 ms.
+# most this many events, else an oversampled HNSW probe. A filter too narrow for the probe
+# (it would need an ef_search above store.MAX_EF_SEARCH, and could still come up short) is
+# searched exactly up to NARROW_EXACT_FACTOR times that. Measured (BENCHMARKS.md): a week
+# of 1M events (19k rows, 1.9%) 114 ms p50 exact vs 238 ms by the probe; a source holding
+# 20% of 100k events (20k rows spread over the whole table) 202 ms exact vs 74 ms probe.
 EXACT_MAX_ROWS = 10_000
+NARROW_EXACT_FACTOR = 5
 OVERSAMPLE = 2.0
 # Lexemes in more than this fraction of events carry almost no signal and make the OR query
 # match most of the table; they are dropped (unless the query has nothing rarer).
 MAX_LEXEME_FREQ = 0.2
-# Rows the stage-one keyword query may be expected to match (and score); see _pool_weights.
+# Rows the stage-one keyword query may be expected to match (and score); see _pool_lexemes.
 # Every matched row's tsvector is read and scored: at 100k events 5,000 rows cost ~50 ms
 # p50, 1,000 rows ~10 ms (BENCHMARKS.md).
 KEYWORD_MATCH_BUDGET = 1_000
+# Above this many expected matches even for the AND of the query's lexemes, the keyword
+# pool is skipped (see _pool_lexemes). At 1M events, one lexeme in 30k events cost 229 ms.
+KEYWORD_MATCH_CAP = 4 * KEYWORD_MATCH_BUDGET
 # Filters expected to keep at most this many events get their lexeme frequencies (IDF)
 # counted in the filtered subset; broader ones use the table's statistics.
 # Counting costs a pass over the subset's tsvectors, so only small subsets (a conversation,
@@ -148,7 +155,8 @@ def search(
         if mode in ("hybrid", "keyword"):
             freq = _lexeme_freqs(conn, query, f, n_rows)
             weights = _weights(freq)
-            keyword = store.keyword_pool(conn, _pool_weights(freq, weights, n_rows), pool, f)
+            lexemes, require_all = _pool_lexemes(freq, weights, n_rows)
+            keyword = store.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
         candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
         dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
@@ -217,7 +225,10 @@ def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndar
     # Oversample for the rows a page of results needs, not the whole pool: the HNSW scan's
     # cost grows with ef_search (1,000 costs ~8x 100 at 100k rows).
     want = max(2 * k, 40)
-    probe = min(store.MAX_EF_SEARCH, math.ceil(want * OVERSAMPLE / selectivity))
+    needed = math.ceil(want * OVERSAMPLE / selectivity)
+    if needed > store.MAX_EF_SEARCH and expected <= NARROW_EXACT_FACTOR * EXACT_MAX_ROWS:
+        return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    probe = min(store.MAX_EF_SEARCH, needed)
     while True:
         found = store.dense_pool(conn, model, dims, vector, pool, f, probe=probe)
         if len(found) >= min(want, pool) or probe >= store.MAX_EF_SEARCH:
@@ -279,22 +290,40 @@ def _lexeme_freqs(conn: psycopg.Connection, query: str, f: store.Filter,
     return {lex: freqs.get(lex, unseen) for lex in lexemes}
 
 
-def _pool_weights(freq: dict[str, float], weights: dict[str, float],
-                  rows: int) -> dict[str, float]:
-    """The lexemes the stage-one keyword pool queries: rarest first, while the rows they are
-    expected to match (of the `rows` the filter keeps) stay within KEYWORD_MATCH_BUDGET. An
-    OR of common words matches a large part of the table, and every match is scored; the
-    dropped lexemes still count in stage two, where all weights score the candidates."""
-    if len(weights) <= 1:
-        return weights
-    chosen: dict[str, float] = {}
-    expected = 0.0
-    for lex in sorted(weights, key=lambda lex: freq.get(lex, 1.0)):
-        expected += freq.get(lex, 1.0) * rows
-        if chosen and expected > KEYWORD_MATCH_BUDGET:
-            break
+def _pool_lexemes(freq: dict[str, float], weights: dict[str, float],
+                  rows: int) -> tuple[dict[str, float], bool]:
+    """The lexemes the stage-one keyword pool queries, and whether an event must hold all
+    of them. Every matched row's tsvector is read and scored, so the query is kept to about
+    KEYWORD_MATCH_BUDGET expected rows (of the `rows` the filter keeps):
+    - an OR of the rarest lexemes while it stays within the budget (a question rarely
+      shares every word with its answer);
+    - when even the rarest matches more (every word is common here: "family" is in 3% of
+      1M events), an AND of the rarest lexemes until the expected matches (assuming
+      independence) fit: fewer, more precise rows;
+    - when even that would match more than KEYWORD_MATCH_CAP rows, no keyword pool: words
+      that common are no lexical evidence, and the dense pool covers the query.
+    The dropped lexemes still count in stage two, where all weights score the candidates."""
+    if not weights:
+        return {}, False
+    order = sorted(weights, key=lambda lex: freq.get(lex, 1.0))
+    if freq.get(order[0], 1.0) * rows <= KEYWORD_MATCH_BUDGET:
+        chosen: dict[str, float] = {}
+        expected = 0.0
+        for lex in order:
+            expected += freq.get(lex, 1.0) * rows
+            if chosen and expected > KEYWORD_MATCH_BUDGET:
+                break
+            chosen[lex] = weights[lex]
+        return chosen, False
+    chosen, expected = {}, float(rows)
+    for lex in order:
         chosen[lex] = weights[lex]
-    return chosen
+        expected *= freq.get(lex, 1.0)
+        if expected <= KEYWORD_MATCH_BUDGET:
+            break
+    if expected > KEYWORD_MATCH_CAP:
+        return {}, False
+    return chosen, len(chosen) > 1
 
 
 # --- connections and per-database facts ------------------------------------------------------

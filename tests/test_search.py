@@ -265,3 +265,36 @@ def test_the_hnsw_probe_size_is_set_once_per_connection(db, many, monkeypatch):
     assert len(sets) >= 3 and sets[-1] == "SET hnsw.ef_search = 50"
     assert service._on_connection(db, lambda conn: conn.execute(
         "SHOW hnsw.ef_search").fetchone()[0]) == "50"
+
+
+def test_the_keyword_pool_narrows_to_an_and_when_every_word_is_common(db, monkeypatch):
+    """Each matched row is read and scored, so the stage-one query stays near the budget:
+    an OR of rare words; an AND when even the rarest word is common; nothing (the dense
+    pool covers it) when even the AND would match too much."""
+    budget = service.KEYWORD_MATCH_BUDGET
+    rows = 1_000_000
+    freq = {"famili": 0.03, "melani": 0.05, "support": 0.01, "ora-00942": 1e-6}
+    weights = dict.fromkeys(freq, 1.0)
+    lexemes, require_all = service._pool_lexemes(freq, weights, rows)
+    assert (set(lexemes), require_all) == ({"ora-00942"}, False)  # rare first, OR within budget
+    common = {k: v for k, v in freq.items() if k != "ora-00942"}
+    lexemes, require_all = service._pool_lexemes(common, dict.fromkeys(common, 1.0), rows)
+    assert require_all and list(lexemes) == ["support", "famili"]  # rarest first
+    assert rows * 0.01 > budget >= rows * 0.01 * 0.03
+    alone = {"famili": 0.03}
+    assert service._pool_lexemes(alone, dict.fromkeys(alone, 1.0), rows) == ({}, False)
+    small = service._pool_lexemes(common, dict.fromkeys(common, 1.0), 5_000)
+    assert small == ({"support": 1.0, "famili": 1.0, "melani": 1.0}, False)
+
+    # Against PostgreSQL: the AND pool returns only events holding every lexeme.
+    items = [{"native_id": f"g{i}", "text": f"the garden party {i}",
+              "occurred_at": at(1, 9, i % 60)} for i in range(40)]
+    items += [{"native_id": f"h{i}", "text": f"garden hose number {i}",
+               "occurred_at": at(1, 10, i % 60)} for i in range(40)]
+    add_events(db, "notes", items)
+    monkeypatch.setattr(service, "KEYWORD_MATCH_BUDGET", 10)
+    monkeypatch.setattr(service, "KEYWORD_MATCH_CAP", 40)
+    hits = service.search(db, "garden party", k=50, mode="keyword")
+    assert hits and all("party" in h.text for h in hits)
+    monkeypatch.setattr(service, "KEYWORD_MATCH_CAP", 5)
+    assert service.search(db, "garden party", k=50, mode="keyword") == []
