@@ -198,7 +198,8 @@ def _child_init() -> None:
 
 def _unrecorded(approvals: list[dict], since: datetime) -> list[dict]:
     """In the recorder's child process: the approvals without a successful
-    vault_promotion_job run for their entry (runs started since `since`)."""
+    vault_promotion_job run for their entry. Runs from a day before `since` count too: a
+    CLI decision is made inside its run, so the run starts just before the decision."""
     import dagster as dg
 
     from memory_platform.assets.vault import MEMORY_TAG, vault_promotion_job
@@ -208,7 +209,7 @@ def _unrecorded(approvals: list[dict], since: datetime) -> list[dict]:
     instance = prepare_instance(load_settings())
     runs = instance.get_run_records(filters=dg.RunsFilter(
         job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
-        created_after=since))
+        created_after=since - timedelta(days=1)))
     recorded = {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}
     return [a for a in approvals if str(a["memory_id"]) not in recorded]
 
