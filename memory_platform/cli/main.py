@@ -145,18 +145,25 @@ def import_command(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Totals by source and month, conversations, database size, stale watched folders."""
+    """Totals by source and month, the vault and its review backlog, what is not dreamed yet,
+    database size, stale watched folders."""
 
     def body():
         from datetime import datetime, timedelta, timezone
 
+        from memory_platform import review, runner
         from memory_platform.store import raw as store
+        from memory_platform.store import vault as vault_store
 
         settings = load_settings()
-        with _database().connect() as conn:
+        database = _database()
+        backlog = {e["namespace"]: e for e in review.overview(database)}
+        undreamed = runner.undreamed_span(settings)
+        with database.connect() as conn:
             summary = store.database_summary(conn)
             sources = store.totals_by_source(conn)
             months = store.totals_by_month(conn)
+            namespaces = [n for n in vault_store.list_namespaces(conn) if n["kind"] == "primary"]
             warnings = []
             if settings.claude_projects.exists():
                 last = store.last_import_under(conn, str(settings.claude_projects.resolve()))
@@ -177,6 +184,11 @@ def status(
             },
             "by_month": [{"month": m, "source": s, "events": n} for m, s, n in months],
             "database": settings.database_url and "external" or f"embedded ({settings.pgdata})",
+            "vault": [{"namespace": n["name"], "memories": n["active"],
+                       "pending_review": backlog.get(n["name"], {}).get("pending", 0),
+                       "oldest_pending_days": round(backlog[n["name"]]["age_seconds"] / 86400, 1)
+                       if n["name"] in backlog else None} for n in namespaces],
+            "undreamed": {"first": undreamed[0], "last": undreamed[1]} if undreamed else None,
             "warnings": warnings,
         }
         if as_json:
@@ -200,6 +212,18 @@ def status(
             for m in sorted(grid):
                 by_month.add_row(m, *[f"{grid[m].get(k, 0):,}" for k in kinds])
             out.print(by_month)
+        if data["vault"]:
+            vault_table = Table(title="vault: memories and review backlog")
+            for col in ("namespace", "memories", "pending review", "oldest pending"):
+                vault_table.add_column(col, justify="left" if col == "namespace" else "right")
+            for v in data["vault"]:
+                age = "" if v["oldest_pending_days"] is None else f"{v['oldest_pending_days']} d"
+                vault_table.add_row(v["namespace"], f"{v['memories']:,}",
+                                    f"{v['pending_review']:,}", age)
+            out.print(vault_table)
+        if undreamed:
+            out.print(f"not dreamed yet: {undreamed[0]} .. {undreamed[1]} "
+                      f"(`memory-platform dream`, or the nightly schedule)", highlight=False)
         out.print(
             f"{summary['events']:,} events in {summary['conversations']:,} conversations from "
             f"{summary['source_files']:,} files; database {summary['database_bytes'] / 1e6:,.1f} MB "
