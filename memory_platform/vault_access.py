@@ -342,12 +342,12 @@ def context(
         ranked_ids += [h["id"] for h in semantic
                        if h["id"] not in ranked_ids and h["similarity"] >= floor]
         rows = access_store.memories_by_id(conn, ranked_ids)
-        now = conn.execute("SELECT now()").fetchone()[0]
     candidates = [rows[i] for i in ranked_ids if i in rows]
+    # The pools hold current primary facts only (current_only); this is defence in depth
+    # for the scope and the row's state, with no second clock read.
     candidates = [m for m in candidates
                   if m["status"] == "active" and m["review"] is None
                   and m["superseded_by"] is None
-                  and (m["valid_to"] is None or m["valid_to"] > now)
                   and scope.permits(m["namespace"]) and m["namespace"] in chosen]
     if not candidates:
         return result
