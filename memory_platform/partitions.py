@@ -2,8 +2,13 @@
 
 import dagster as dg
 
-from memory_platform.config import history_start
+from memory_platform.days import history_start
 
 # One partition per UTC day of event time. end_offset=1 makes today a partition too: a
 # memory system's most interesting day is the one still in progress.
 daily_partitions = dg.DailyPartitionsDefinition(start_date=history_start(), end_offset=1)
+
+# One partition per shadow entry waiting for review (key: its memory id), added and removed
+# by `pending_memories_sensor`; `vault_promotions` materializes them.
+PENDING_PARTITIONS_NAME = "pending_memories"
+pending_memories = dg.DynamicPartitionsDefinition(name=PENDING_PARTITIONS_NAME)

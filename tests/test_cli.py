@@ -6,8 +6,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from helpers.transcripts import write_transcript
 
 CLI = str(Path(sys.executable).parent / "memory-platform")

@@ -8,17 +8,13 @@ from datetime import datetime, timedelta, timezone
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
-
-import memory_platform
 from helpers.transcripts import write_transcript
+
+from memory_platform.days import merge_day_ranges
 from memory_platform.definitions import defs
+from memory_platform.jobs import RANGE_END, RANGE_START
 from memory_platform.resources import CairnResource
-from memory_platform.sensors.sources import (
-    RANGE_END,
-    RANGE_START,
-    merge_day_ranges,
-    source_folders_sensor,
-)
+from memory_platform.sensors.sources import source_folders_sensor
 from memory_platform.store import Database
 
 DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -28,7 +24,7 @@ def _project_objects():
     kinds = (dg.AssetsDefinition, dg.AssetChecksDefinition, dg.SensorDefinition,
              dg.ScheduleDefinition, dg.JobDefinition, type(dg.define_asset_job("probe")))
     found = {}
-    modules = [importlib.import_module("memory_platform.schedules")]
+    modules = [importlib.import_module("memory_platform.jobs")]
     for pkg in ("assets", "checks", "sensors"):
         package = importlib.import_module(f"memory_platform.{pkg}")
         for info in pkgutil.iter_modules(package.__path__):
@@ -79,7 +75,7 @@ def _events_by_day(db: Database) -> dict[str, int]:
 def test_two_partitions_then_a_three_day_range(history, db, home):
     instance = dg.DagsterInstance.ephemeral()
     resources = {"cairn": CairnResource()}
-    from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
+    from memory_platform.assets.cairn import raw_events, source_files
 
     assert dg.materialize([source_files], instance=instance, resources=resources).success
     for day in ("2026-03-01", "2026-03-03"):
@@ -142,7 +138,7 @@ def test_checks_fail_on_bad_data_and_block_the_lake(history, db):
 
 
 def test_quality_expectations_fail_on_bad_frames():
-    from memory_platform import quality
+    from memory_platform.ingest import quality
 
     start = DAY0
     rows = [

@@ -16,12 +16,14 @@ import pytest
 import uvicorn
 from helpers.transcripts import cc_record
 
-from memory_platform import ingest, review, tokens, vault
 from memory_platform.api.app import create_app
-from memory_platform.embeddings import get_embedder
+from memory_platform.ingest import importer as ingest
+from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
 from memory_platform.store import vault as vault_store
+from memory_platform.vault import memories as vault
+from memory_platform.vault import review, tokens
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -308,7 +310,8 @@ def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
 def test_record_mode_checks_the_decision_and_is_idempotent(home, db):
     """vault_promotions action `record`: materializes a decision already made (twice: the
     same metadata), and fails the run for one the database does not show."""
-    from memory_platform.assets.vault import PromotionConfig, promote_via_dagster
+    from memory_platform.assets.vault import PromotionConfig
+    from memory_platform.launch import promote_via_dagster
 
     instance = dg.DagsterInstance.ephemeral()
     entry = stage(db, "The user reads on Sundays.")
@@ -333,8 +336,9 @@ def test_a_starting_server_records_approvals_an_earlier_one_left_unrecorded(home
                                                                           embedder):
     """Decisions still queued when a server stopped are in the database but not in Dagster:
     the next server records them (once), and leaves recorded ones alone."""
-    from memory_platform.assets.vault import PromotionConfig, promote_via_dagster
-    from memory_platform.config import load_settings
+    from memory_platform.assets.vault import PromotionConfig
+    from memory_platform.launch import promote_via_dagster
+    from memory_platform.settings import load_settings
 
     fact = vault.add(db, "personal", "Backups run at 02:00.", "project", "test",
                      embedder=embedder)["id"]

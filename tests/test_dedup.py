@@ -9,9 +9,9 @@ from datetime import date
 
 import pytest
 
-from memory_platform import bench_dedup
-from memory_platform import dedup
-from memory_platform.dedup import (
+from memory_platform.bench import dedup as bench_dedup
+from memory_platform.dream import dedup
+from memory_platform.dream.dedup import (
     THRESHOLDS,
     DedupError,
     JudgeAnswer,
@@ -21,8 +21,8 @@ from memory_platform.dedup import (
     significant_tokens,
     vector_stage,
 )
-from memory_platform.embeddings import get_embedder
 from memory_platform.llm import LLMRefused, ScriptedProvider
+from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import vault
 

@@ -6,9 +6,9 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from helpers.transcripts import cc_record
 
-from memory_platform import ingest
-from memory_platform.dream import (
+from memory_platform.dream.propose import (
     CONTEXT_MARKER,
     DreamAnswer,
     DreamSettings,
@@ -18,11 +18,12 @@ from memory_platform.dream import (
     dream_day,
     strip_injected,
 )
+from memory_platform.ingest import importer as ingest
 from memory_platform.llm import ScriptedProvider
 from memory_platform.llm.base import LLMCallFailed
-from memory_platform.routing import Routing, RoutingError
+from memory_platform.settings import load_settings
 from memory_platform.store import dream as store
-from helpers.transcripts import cc_record
+from memory_platform.vault.routing import Routing, RoutingError
 
 DAY = date(2026, 3, 4)  # a Wednesday
 T0 = datetime(2026, 3, 4, 9, 0, tzinfo=timezone.utc)
@@ -210,15 +211,15 @@ def test_grown_transcript_dreams_only_the_new_turns(db, session):
 def test_min_score_setting_and_malformed_answers(db, session, monkeypatch):
     ids = event_ids(db)
     monkeypatch.setenv("MEMORY_PLATFORM_DREAM_MIN_SCORE", "9")
-    settings = DreamSettings.from_env()
+    settings = DreamSettings.from_settings(load_settings())
     good = DreamAnswer(memories=[memory("acme pins psycopg 3.2.", 8, [ids[1]])])
     # a malformed answer is re-asked, then the good one is used
     llm = ScriptedProvider(answers=['{"memories": [{"text": "x"}]}', good])
     report = dream_day(db, llm, DAY, run_id="r1", routing=Routing(), settings=settings)
     assert len(llm.calls) == 2 and report.below_threshold == 1 and report.proposed == 0
     monkeypatch.setenv("MEMORY_PLATFORM_DREAM_MIN_SCORE", "11")
-    with pytest.raises(ValueError, match="1-10"):
-        DreamSettings.from_env()
+    with pytest.raises(ValueError, match="MEMORY_PLATFORM_DREAM_MIN_SCORE='11': must be at most 10"):
+        DreamSettings.from_settings(load_settings())
 
 
 def test_a_failed_call_keeps_finished_chunks_and_the_rerun_resumes(db, tmp_path):

@@ -12,11 +12,11 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import dagster as dg
 import pytest
 
-from memory_platform import dedup, staging
 from memory_platform.assets.cairn import raw_events, source_files
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.checks.dream import dream_checks
-from memory_platform.dream import DreamAnswer, ProposedMemory
+from memory_platform.dream import dedup, staging
+from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.llm import ScriptedProvider
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
 from memory_platform.store import vault as vault_store
@@ -77,7 +77,7 @@ def setup(home, samples_dir, db, monkeypatch, webhook):
     with db.connect() as conn:
         vault_store.add_memory(conn, namespace="personal", text=KNOWN, category="project",
                                source="hand", actor="test")
-    from memory_platform import vault
+    from memory_platform.vault import memories as vault
 
     vault.embed_missing_memories(db)
     llm = ScriptedProvider(answers=dreamer)

@@ -8,11 +8,12 @@ from datetime import datetime, timezone
 import dagster as dg
 import numpy as np
 import pytest
-
 from helpers.vendor_stubs import VendorStub
+
 from memory_platform.adapters.base import Event
-from memory_platform import embeddings as emb
-from memory_platform.embeddings import (
+from memory_platform.ingest.rows import event_row
+from memory_platform.query import embeddings as emb
+from memory_platform.query.embeddings import (
     LocalEmbedder,
     OpenAIEmbedder,
     WithContext,
@@ -21,9 +22,7 @@ from memory_platform.embeddings import (
     embed_missing,
     get_embedder,
 )
-from memory_platform.ingest import event_row
-from memory_platform.store import Database
-from memory_platform.store import raw
+from memory_platform.store import Database, raw
 from memory_platform.store import search as store
 
 EMBEDDINGS_PATH = "/v1/embeddings"
@@ -142,7 +141,7 @@ def test_cap_chunks_keeps_the_first_ones_and_the_last():
 
 
 def test_a_huge_tool_output_gets_capped_vectors_and_stays_keyword_searchable(db):
-    from memory_platform import search as service
+    from memory_platform.query import search as service
 
     embedder = HashEmbedder("hash-cap", 8, max_chars=40)
     words = [f"line{i:05d}" for i in range(20_000)]  # 200k characters
@@ -349,7 +348,7 @@ def test_openai_embedder_fills_its_own_rows(db):
 
 
 def test_unknown_embedder_and_missing_key_are_loud(monkeypatch):
-    from memory_platform.embeddings import EmbeddingError
+    from memory_platform.query.embeddings import EmbeddingError
 
     with pytest.raises(EmbeddingError, match="unknown embedder"):
         get_embedder("nope")

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
+from helpers.transcripts import cc_record
 from mcp import Client, StdioServerParameters
 
-from helpers.transcripts import cc_record
-from memory_platform import ingest
 from memory_platform.api.app import create_app, is_loopback
+from memory_platform.ingest import importer as ingest
 from memory_platform.llm import ScriptedProvider
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
@@ -126,8 +126,8 @@ def test_rest_api_requires_the_bearer_token_when_given_one(db, history):
 
 
 def test_serving_beyond_loopback_needs_a_token(home, db):
-    from memory_platform import tokens
     from memory_platform.api.app import serve
+    from memory_platform.vault import tokens
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0")

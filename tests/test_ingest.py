@@ -10,9 +10,10 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-
 from helpers.transcripts import cc_record, write_transcript
-from memory_platform import ingest
+
+from memory_platform.ingest import importer as ingest
+from memory_platform.ingest.report import ImportFailed
 from memory_platform.store import Database
 
 SAMPLE_IMPORTS = [
@@ -146,7 +147,7 @@ def test_empty_file_and_missing_path(db, tmp_path):
     empty.write_bytes(b"")
     report = ingest.import_path(db, "claude-code", empty)
     assert (report.events_new, report.errors) == (0, [])
-    with pytest.raises(ingest.ImportFailed, match="no such file"):
+    with pytest.raises(ImportFailed, match="no such file"):
         ingest.import_path(db, "claude-code", tmp_path / "nope")
 
 
@@ -197,9 +198,10 @@ def test_inbox_sniffs_formats(db, samples_dir, tmp_path):
 CRASH_SCRIPT = """
 import sys
 from pathlib import Path
-from memory_platform import ingest
+from memory_platform.ingest import importer as ingest
+from memory_platform.ingest import rows
 from memory_platform.store import Database
-ingest.BATCH_EVENTS = 1000
+rows.BATCH_EVENTS = 1000
 ingest.import_path(Database(url=sys.argv[1]), "claude-code", Path(sys.argv[2]))
 """
 

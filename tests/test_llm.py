@@ -10,6 +10,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from helpers.vendor_stubs import ANTHROPIC_PATH, OPENAI_PATH, VendorStub
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import (
@@ -28,7 +29,6 @@ from memory_platform.llm import (
     provider_from_env,
 )
 from memory_platform.store import llm_calls
-from helpers.vendor_stubs import ANTHROPIC_PATH, OPENAI_PATH, VendorStub
 
 # Anything the SDKs or the CLI would read from a developer's shell: keys, endpoints, proxies.
 _VENDOR_ENV = (

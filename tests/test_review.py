@@ -19,22 +19,21 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memory_platform import dedup, review, vault
 from memory_platform.assets.dream import shadow_memories
-from memory_platform.assets.vault import (
-    PENDING_PARTITIONS_NAME,
-    PromotionConfig,
-    promote_via_dagster,
-    vault_promotions,
-)
+from memory_platform.assets.vault import PromotionConfig, vault_promotions
 from memory_platform.checks.review import review_backlog
-from memory_platform.embeddings import get_embedder
+from memory_platform.dream import dedup
+from memory_platform.launch import promote_via_dagster
+from memory_platform.partitions import PENDING_PARTITIONS_NAME
+from memory_platform.query.embeddings import get_embedder
 from memory_platform.resources import CairnResource
 from memory_platform.sensors.review import partition_changes, pending_memories_sensor
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
 from memory_platform.store import review as review_store
 from memory_platform.store import vault as vault_store
+from memory_platform.vault import memories as vault
+from memory_platform.vault import queue, review
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
 RUN = "run-review-1"
@@ -126,17 +125,17 @@ def staged(db, embedder):
 
 
 def test_overview_counts_pending_per_primary_namespace(db, staged):
-    entries = review.overview(db)
+    entries = queue.overview(db)
     assert [(e["namespace"], e["pending"]) for e in entries] == [("personal", 3), ("work", 1)]
     personal = entries[0]
     assert personal["by_shadow"] == {"personal__dream": 3}
     assert personal["oldest_created_at"] is not None and personal["age_seconds"] >= 0
     review.skip(db, staged["work"], actor=ACTOR)
-    assert [e["namespace"] for e in review.overview(db)] == ["personal"]
+    assert [e["namespace"] for e in queue.overview(db)] == ["personal"]
 
 
 def test_pending_shows_verdict_nearest_memory_and_contradiction(db, staged):
-    entries, total = review.pending(db, "personal")
+    entries, total = queue.pending(db, "personal")
     assert total == 3
     by_id = {e["id"]: e for e in entries}
     assert list(by_id) == sorted(by_id)  # oldest first
@@ -161,7 +160,7 @@ def test_pending_shows_verdict_nearest_memory_and_contradiction(db, staged):
     # keyset paging returns every entry once
     seen, after = [], 0
     while True:
-        page, page_total = review.pending(db, "personal", after_id=after, limit=1)
+        page, page_total = queue.pending(db, "personal", after_id=after, limit=1)
         assert page_total == 3
         if not page:
             break
@@ -169,15 +168,15 @@ def test_pending_shows_verdict_nearest_memory_and_contradiction(db, staged):
         after = page[-1]["id"]
     assert seen == list(by_id)
     # a shadow namespace can be named too; a typo is an error, not an empty backlog
-    assert review.pending(db, "work__dream")[1] == 1
+    assert queue.pending(db, "work__dream")[1] == 1
     with pytest.raises(ValueError, match="no vault namespace 'persnal'"):
-        review.pending(db, "persnal")
+        queue.pending(db, "persnal")
 
 
 def test_pending_nearest_is_none_in_an_empty_namespace(db, embedder):
     memory_id = stage(db, "The user keeps bees.", namespace="hobby")
     vault.embed_missing_memories(db, embedder)
-    [entry], total = review.pending(db, "hobby")
+    [entry], total = queue.pending(db, "hobby")
     assert total == 1 and entry["id"] == memory_id and entry["nearest"] is None
 
 
@@ -219,7 +218,7 @@ def test_approve_promotes_with_provenance_vector_and_audit(db, staged, embedder)
     with pytest.raises(review.ReviewConflict, match="already approved by cli:alice"):
         review.skip(db, shadow_id, actor="cli:bob")
     assert len(promoted_from(db, shadow_id)) == 1
-    assert review.pending(db, "personal")[1] == 2
+    assert queue.pending(db, "personal")[1] == 2
 
 
 def test_edit_then_approve_into_another_namespace(db, staged, embedder):
@@ -311,7 +310,7 @@ def test_supersede_ends_the_old_fact_without_deleting_it(db, staged, embedder):
         review.supersede(db, again, actor="cli:bob", old_memory_id=old_id)
     assert row(db, again)["review"] == "pending"  # the failed decision changed nothing
     # pending() now shows the contradicted fact as no longer current
-    [entry] = [e for e in review.pending(db, "personal")[0] if e["id"] == again]
+    [entry] = [e for e in queue.pending(db, "personal")[0] if e["id"] == again]
     assert entry["contradicts"]["current"] is False
     assert entry["contradicts"]["superseded_by"] == new["id"]
     assert entry["nearest"]["from"] == "vector"  # the superseded fact is not "nearest"

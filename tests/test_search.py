@@ -5,12 +5,12 @@ import re
 import psycopg
 import pytest
 from psycopg import sql
-
-from memory_platform import search as service
-from memory_platform.embeddings import embed_missing
-from memory_platform.search import SearchError, SearchFilters
-from memory_platform.store import search as store
 from test_embeddings import HashEmbedder, add_events, at, local_embedder  # noqa: F401
+
+from memory_platform.query import search as service
+from memory_platform.query.embeddings import embed_missing
+from memory_platform.query.search import SearchError, SearchFilters
+from memory_platform.store import search as store
 
 CHATTER = [
     "can you refactor the settings loader to read from the environment",

@@ -12,23 +12,26 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 import pytest
-
 from helpers.transcripts import write_transcript
-from memory_platform import hooks, ingest, schedules
-from memory_platform.resources import CairnResource
-from memory_platform.schedules import nightly_dream_schedule, nightly_range
-from memory_platform.sensors import session_end
-from memory_platform.sensors.session_end import (
+
+from memory_platform.dream.plan import nightly_range
+from memory_platform.dream.triggers import (
     Policy,
     State,
     dump_cursor,
     evaluate,
     list_transcripts,
     parse_cursor,
-    session_end_sensor,
     transcript_days,
 )
-from memory_platform.sensors.sources import RANGE_END, RANGE_START
+from memory_platform.ingest import hooks
+from memory_platform.ingest import importer as ingest
+from memory_platform.jobs import RANGE_END, RANGE_START, TRIGGER_TAG
+from memory_platform.resources import CairnResource
+from memory_platform.sensors import schedules
+from memory_platform.sensors.schedules import nightly_dream_schedule
+from memory_platform.sensors.session_end import request_tags, session_end_sensor
+from memory_platform.settings import load_settings
 from memory_platform.store import dream as dream_store
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
@@ -130,7 +133,7 @@ def test_quiet_period_and_changed_since_last_dream(env):
     [req] = out.requests
     assert (req.first, req.last) == ("2026-03-12", "2026-03-12")
     assert req.sessions == 1  # the subagent file belongs to session "old"
-    assert req.tags[session_end.TRIGGER_TAG] == "session-end"
+    assert request_tags(req)[TRIGGER_TAG] == "session-end"
     assert req.run_key.startswith("session-end:2026-03-12..2026-03-12:")
     assert set(state.dreamed) == {str(old.resolve()), str(sub.resolve())}
     assert str(fresh.resolve()) not in state.dreamed and not state.pending
@@ -221,7 +224,7 @@ def test_multiple_days_become_contiguous_ranges(env):
     # one batch: both runs carry its fingerprint, each its own range
     fingerprints = {r.run_key.rsplit(":", 1)[1] for r in out.requests}
     assert len(fingerprints) == 1 and all(r.sessions == 3 for r in out.requests)
-    assert all(r.tags[RANGE_START] == r.first and r.tags[RANGE_END] == r.last
+    assert all(request_tags(r)[RANGE_START] == r.first and request_tags(r)[RANGE_END] == r.last
                for r in out.requests)
 
 
@@ -319,14 +322,14 @@ def test_unreadable_queue_file_is_set_aside(env):
 def test_settings_are_validated(monkeypatch):
     monkeypatch.setenv("MEMORY_PLATFORM_DREAM_THROTTLE_MINUTES", "soon")
     with pytest.raises(ValueError, match="MEMORY_PLATFORM_DREAM_THROTTLE_MINUTES"):
-        Policy.from_env()
+        Policy.from_settings(load_settings())
     monkeypatch.setenv("MEMORY_PLATFORM_DREAM_THROTTLE_MINUTES", "0")
     monkeypatch.setenv("MEMORY_PLATFORM_SESSION_QUIET_MINUTES", "5")
     monkeypatch.setenv("MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS", "0")
-    with pytest.raises(ValueError, match="at least 1"):
-        Policy.from_env()
+    with pytest.raises(ValueError, match="MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS='0'.*at least 1"):
+        Policy.from_settings(load_settings())
     monkeypatch.setenv("MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS", "7")
-    assert Policy.from_env() == Policy(quiet=timedelta(minutes=5), throttle=timedelta(0),
+    assert Policy.from_settings(load_settings()) == Policy(quiet=timedelta(minutes=5), throttle=timedelta(0),
                                        lookback_days=7)
 
 

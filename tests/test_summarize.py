@@ -5,11 +5,12 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-
 from helpers.transcripts import cc_record
-from memory_platform import ingest, summarize
+
+from memory_platform.ingest import importer as ingest
 from memory_platform.llm import ScriptedProvider
-from memory_platform.secrets import mask_secrets
+from memory_platform.privacy.masking import mask_secrets
+from memory_platform.query import summarize
 
 DAY = datetime(2026, 3, 2, tzinfo=timezone.utc)
 

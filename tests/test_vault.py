@@ -12,10 +12,10 @@ import pytest
 from psycopg import sql
 from typer.testing import CliRunner
 
-from memory_platform import vault as service
-from memory_platform.embeddings import get_embedder
+from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import search as search_store
 from memory_platform.store import vault as store
+from memory_platform.vault import memories as service
 
 MODEL, DIMS = "test-random-16", 16  # random unit vectors: neighbour logic without a model
 
@@ -385,10 +385,10 @@ def test_cli_add_list_and_search(home, local_embedder):
 def test_search_shows_current_facts_unless_history_is_asked(db, home, local_embedder):
     """A superseded fact stays (bi-temporal) but stops answering 'which port?': search
     leaves it out by default and shows it, marked, when history is asked for."""
-    from memory_platform import vault_access
     from memory_platform.cli.main import app
     from memory_platform.store import review as review_store
-    from memory_platform.tokens import Scope
+    from memory_platform.vault import service as vault_access
+    from memory_platform.vault.tokens import Scope
 
     old = service.add(db, "infra", "The database listens on port 5432.", "project", "test",
                       embedder=local_embedder)["id"]

@@ -15,14 +15,15 @@ from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
-from memory_platform import tokens
-from memory_platform import vault_access as access
 from memory_platform.api.app import create_app
-from memory_platform.dream import CONTEXT_MARKER, strip_injected
-from memory_platform.embeddings import get_embedder
+from memory_platform.dream.propose import CONTEXT_MARKER, strip_injected
+from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import vault as store
 from memory_platform.store import vault_access as access_store
-from memory_platform.tokens import Scope
+from memory_platform.vault import context as vault_context
+from memory_platform.vault import service as access
+from memory_platform.vault import tokens
+from memory_platform.vault.tokens import Scope
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
 
@@ -335,7 +336,7 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
             store.add_memory(conn, namespace="work", text=f"tidepool service {i} is "
                              f"described in the on-call runbook", actor="test")
     scope = Scope.of(["work"])
-    pack = access.context(db, scope, query="which port does the tidepool database use",
+    pack = vault_context.context(db, scope, query="which port does the tidepool database use",
                           token_budget=300, embedder=local_embedder)
     block = pack["context"]
     assert block.startswith(f"<{CONTEXT_MARKER}>") and block.endswith(f"</{CONTEXT_MARKER}>")
@@ -345,7 +346,7 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
     assert not set(ids["personal"]) & set(pack["memory_ids"])
     assert strip_injected(f"before {block} after") == ("before  after", 1)
 
-    bigger = access.context(db, scope, query="tidepool", token_budget=4000,
+    bigger = vault_context.context(db, scope, query="tidepool", token_budget=4000,
                             embedder=local_embedder)
     assert len(bigger["memory_ids"]) > len(pack["memory_ids"])
     assert len(bigger["context"]) <= 4000 * 4
@@ -353,13 +354,13 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
     # A project alone: its routed namespace's memories.
     (home / "routing.toml").write_text(
         'default = "personal"\n[[rules]]\nproject = "/src/tidepool*"\nnamespace = "work"\n')
-    by_project = access.context(db, Scope.everything(), project="/src/tidepool",
+    by_project = vault_context.context(db, Scope.everything(), project="/src/tidepool",
                                 embedder=local_embedder)
     assert by_project["namespaces"] == ["work"] and by_project["memory_ids"]
     with pytest.raises(access.Forbidden):
-        access.context(db, scope, query="peanuts", namespaces=["personal"],
+        vault_context.context(db, scope, query="peanuts", namespaces=["personal"],
                        embedder=local_embedder)
-    nothing = access.context(db, Scope.of(["acme"]), query="anything",
+    nothing = vault_context.context(db, Scope.of(["acme"]), query="anything",
                              embedder=local_embedder)
     assert nothing["context"] == "" and nothing["memory_ids"] == []
 

@@ -2,7 +2,7 @@
 
 An adapter is pure parsing: it reads one export file (or one member of a zip) and
 streams `Event`, `Conversation`, `ParseIssue` and `Checkpoint` items. It never talks
-to the database; `memory_platform.ingest` turns the stream into rows.
+to the database; `memory_platform.ingest.importer` turns the stream into rows.
 
 Rules (see ARCHITECTURE.md):
 - Stream. A 500 MB export is never held whole in memory more than once; JSONL is read

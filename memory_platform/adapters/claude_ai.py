@@ -20,9 +20,9 @@ from memory_platform.adapters._json_stream import (
     first_record_keys,
     foreign_message,
     is_zip,
-    open_zip,
     member_label,
     one_line,
+    open_zip,
     peek_start,
     stream_array,
 )

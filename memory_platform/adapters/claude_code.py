@@ -31,10 +31,10 @@ One JSON object per line; see FORMATS.md section 1. Decisions worth knowing:
 
 import json
 import os
-from functools import partial
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 

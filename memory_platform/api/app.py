@@ -17,9 +17,9 @@ from typing import Annotated, Literal
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from pydantic import BaseModel
 
-from memory_platform import tokens
-from memory_platform.config import load_settings
+from memory_platform.settings import load_settings
 from memory_platform.store import Database
+from memory_platform.vault import tokens
 
 
 class Hit(BaseModel):
@@ -55,7 +55,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     """The app over one database. With `token` (the admin token), or with
     `open_without_token=False` (bound off loopback), every route but /health requires a
     bearer: the admin token, or a namespace-scoped API token for the /vault routes."""
-    from memory_platform import search as service
+    from memory_platform.query import search as service
 
     database = db or Database.from_settings(load_settings())
     app = FastAPI(title="memory-platform cairn", version="0.1.0",
@@ -121,7 +121,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     @app.post("/summarize", dependencies=guarded)
     def summarize(body: SummarizeRequest) -> dict:
         from memory_platform.llm import CallRecorder, LLMNotConfigured, provider_from_env
-        from memory_platform.summarize import summarize_range
+        from memory_platform.query.summarize import summarize_range
 
         try:
             model = llm or CallRecorder(provider_from_env(), db=database)

@@ -44,14 +44,15 @@ from fastapi.responses import HTMLResponse, RedirectResponse
 from pydantic import BaseModel, Field
 from starlette.requests import Request as StarletteRequest
 
-from memory_platform import review
 from memory_platform.api.vault import SESSION_COOKIE, Caller
 from memory_platform.store import Database
 from memory_platform.store import review as review_store
 from memory_platform.store import vault as vault_store
+from memory_platform.vault import queue as review_queue
+from memory_platform.vault import review
 
 log = logging.getLogger(__name__)
-PAGE = review.PAGE_SIZE
+PAGE = review_queue.PAGE_SIZE
 CONTEXT_TURNS = 3
 # How far back a starting server looks for approvals that never became Dagster runs.
 CATCH_UP_DAYS = 14
@@ -200,28 +201,22 @@ def _unrecorded(approvals: list[dict], since: datetime) -> list[dict]:
     """In the recorder's child process: the approvals without a successful
     vault_promotion_job run for their entry. Runs from a day before `since` count too: a
     CLI decision is made inside its run, so the run starts just before the decision."""
-    import dagster as dg
+    from memory_platform import launch
+    from memory_platform.settings import load_settings
 
-    from memory_platform.assets.vault import MEMORY_TAG, vault_promotion_job
-    from memory_platform.config import load_settings
-    from memory_platform.runner import prepare_instance
-
-    instance = prepare_instance(load_settings())
-    runs = instance.get_run_records(filters=dg.RunsFilter(
-        job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
-        created_after=since - timedelta(days=1)))
-    recorded = {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}
+    instance = launch.prepare_instance(load_settings())
+    recorded = launch.recorded_memory_ids(instance, since - timedelta(days=1))
     return [a for a in approvals if str(a["memory_id"]) not in recorded]
 
 
 def _record(memory_id: int, promoted_id: int, actor: str, old_memory_id: int | None) -> str:
     """In the recorder's child process: one run of vault_promotion_job; returns its id."""
-    from memory_platform.assets.vault import PromotionConfig, promote_via_dagster
-    from memory_platform.config import load_settings
+    from memory_platform import launch
+    from memory_platform.settings import load_settings
 
-    done = promote_via_dagster(load_settings(), memory_id, PromotionConfig(
-        action="record", actor=actor, promoted_id=promoted_id, old_memory_id=old_memory_id),
-        trigger="dashboard")
+    done = launch.promote_via_dagster(load_settings(), memory_id, {
+        "action": "record", "actor": actor, "promoted_id": promoted_id,
+        "old_memory_id": old_memory_id}, trigger="dashboard")
     return done["run_id"]
 
 
@@ -439,7 +434,7 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
     def entries_page(caller: Caller, namespace: str, after_id: int) -> dict:
         visible(caller, namespace)
         try:
-            entries, total = review.pending(database, namespace, after_id=after_id, limit=PAGE)
+            entries, total = review_queue.pending(database, namespace, after_id=after_id, limit=PAGE)
         except ValueError as exc:
             raise HTTPException(status_code=404, detail=str(exc)) from exc
         names = targets(caller)
@@ -502,7 +497,7 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
     @router.get("", response_class=HTMLResponse)
     def overview(caller: PageCaller) -> HTMLResponse:
-        cards = [c for c in review.overview(database) if caller.scope.permits(c["namespace"])]
+        cards = [c for c in review_queue.overview(database) if caller.scope.permits(c["namespace"])]
         body = "".join(
             f"<a class=ns href='/review/{quote(c['namespace'])}'><div class=card>"
             f"<b>{e(c['namespace'])}</b> · <span class=pending>{c['pending']}</span> pending · "
@@ -514,7 +509,7 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
     @router.get("/event/{event_id:int}", response_class=HTMLResponse)
     def event(event_id: int, caller: PageCaller, memory: int | None = None) -> HTMLResponse:
-        from memory_platform import search as cairn
+        from memory_platform.query import search as cairn
 
         if not caller.scope.unrestricted:
             # cairn is not split by namespace: a scoped caller sees only turns an entry of

@@ -41,12 +41,11 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
 from pydantic import BaseModel, Field
 
-from memory_platform import tokens
-from memory_platform import vault_access as access
 from memory_platform.store import Database
-from memory_platform.tokens import Scope
-from memory_platform.vault_models import Category, Page, VaultSearchResult
-
+from memory_platform.vault import service as access
+from memory_platform.vault import tokens
+from memory_platform.vault.models import Category, Page, VaultSearchResult
+from memory_platform.vault.tokens import Scope
 
 
 @dataclass(frozen=True)

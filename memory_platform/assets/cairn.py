@@ -1,6 +1,6 @@
 """cairn assets: the file catalog, the raw events by day, and their Parquet copy.
 
-Thin layer: the work is in `memory_platform.ingest` and `memory_platform.lake`.
+Thin layer: the work is in `memory_platform.ingest.importer` and `memory_platform.ingest.lake`.
 """
 
 from datetime import timedelta
@@ -8,7 +8,9 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_platform import ingest, lake
+from memory_platform.ingest import catalog, lake
+from memory_platform.ingest import importer as ingest
+from memory_platform.ingest.report import ImportReport
 from memory_platform.partitions import daily_partitions
 from memory_platform.resources import CairnResource
 from memory_platform.store import raw as store
@@ -23,9 +25,9 @@ def source_files(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.
     event-time range the file covers, which decides the partitions that read it.
     Re-scans only files whose size or mtime changed; writes no events."""
     settings = cairn.settings()
-    report = ingest.ImportReport()
-    targets = ingest.watched_targets(settings, report)
-    results = ingest.scan_files(cairn.database(), targets, report)
+    report = ImportReport()
+    targets = catalog.watched_targets(settings, report)
+    results = catalog.scan_files(cairn.database(), targets, report)
     by_kind: dict[str, int] = {}
     for result in results:
         by_kind[result.kind] = by_kind.get(result.kind, 0) + 1
@@ -61,7 +63,7 @@ def raw_events(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.Ma
     database = cairn.database()
     settings = cairn.settings()
     # Files may have changed since the catalog was materialized: refresh cheaply first.
-    ingest.scan_files(database, ingest.watched_targets(settings))
+    catalog.scan_files(database, catalog.watched_targets(settings))
     with database.connect() as conn:
         overlapping = store.files_overlapping(conn, start, end)
     present = [(f.kind, Path(f.path)) for f in overlapping if Path(f.path).exists()]

@@ -10,14 +10,14 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from memory_platform import dedup, digest, staging
 from memory_platform.assets.cairn import raw_events
-from memory_platform.assets.embeddings import event_embeddings
-from memory_platform.dream import DreamSettings, days_in, dream_day
+from memory_platform.days import days_in
+from memory_platform.dream import dedup, digest, staging
+from memory_platform.dream.propose import DreamSettings, dream_day
 from memory_platform.llm import CallRecorder
 from memory_platform.partitions import daily_partitions
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
-from memory_platform.routing import Routing
+from memory_platform.vault.routing import Routing
 
 LLM_POOL = "llm"
 # Each run of a backfill covers at most a week: its cost shows up in the run's metadata
@@ -55,7 +55,7 @@ def dream_candidates(
     db = cairn.database()
     recorder = CallRecorder(llm.provider, db=db, run_id=context.run.run_id)
     routing = Routing.load()
-    settings = DreamSettings.from_env()
+    settings = DreamSettings.from_settings(cairn.settings())
     totals: dict[str, int] = {}
     for day in _days(context):
         report = dream_day(db, recorder, day, run_id=context.run.run_id, routing=routing,
@@ -179,11 +179,3 @@ def dream_digest(
 
 
 DREAM_ASSETS = [dream_candidates, dedup_verdicts, shadow_memories, dream_digest]
-
-dream_job = dg.define_asset_job(
-    "dream_job",
-    selection=[raw_events, event_embeddings, *DREAM_ASSETS],
-    description="Ingest a day (or a range of days), dream over what was not dreamed yet, "
-    "dedup, stage into shadow namespaces and write the digest. Nothing reaches a primary "
-    "namespace without review.",
-)

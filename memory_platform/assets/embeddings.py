@@ -3,8 +3,8 @@
 import dagster as dg
 
 from memory_platform.assets.cairn import raw_events
-from memory_platform.embeddings import embed_missing, get_embedder
 from memory_platform.partitions import daily_partitions
+from memory_platform.query.embeddings import embed_missing, get_embedder
 from memory_platform.resources import CairnResource
 
 

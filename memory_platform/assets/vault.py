@@ -5,30 +5,19 @@ Every pending shadow entry is a partition of `vault_promotions` (dynamic partiti
 `pending_memories_sensor`. Materializing a partition applies a decision to that entry:
 approve by default, so selecting partitions in the Dagster UI and materializing them
 approves them; the run config (`PromotionConfig`) carries an edit, a namespace change or a
-supersede, which is how the CLI (and later the dashboard) hand over their decisions through
-`promote_via_dagster`. Either way the promotion is a run, with who decided what in its
+supersede, which is how the CLI and the dashboard hand over their decisions through
+`launch.promote_via_dagster`. Either way the promotion is a run, with who decided what in its
 metadata and tags, downstream of the dream's assets in the lineage graph.
 """
 
-from collections.abc import Mapping
 from typing import Any, Literal
 
 import dagster as dg
 
-from memory_platform import review
 from memory_platform.assets.dream import shadow_memories
+from memory_platform.partitions import PENDING_PARTITIONS_NAME, pending_memories
 from memory_platform.resources import CairnResource
-from memory_platform.store import vault as vault_store
-
-PENDING_PARTITIONS_NAME = "pending_memories"
-# Defined here, beside the only asset that uses it (partitions.py holds the time-based
-# ones); the sensor and promote_via_dagster reference this object.
-pending_memories = dg.DynamicPartitionsDefinition(name=PENDING_PARTITIONS_NAME)
-
-TRIGGER_TAG = "memory-platform/trigger"
-ACTOR_TAG = "memory-platform/actor"
-DECISION_TAG = "memory-platform/decision"
-MEMORY_TAG = "memory-platform/memory-id"
+from memory_platform.vault import review
 
 # A run launched from the Dagster UI carries no user name in open-source Dagster: the audit
 # trail then names the run.
@@ -108,7 +97,11 @@ def vault_promotions(
         raise ValueError("action 'supersede' needs old_memory_id, the fact it replaces")
     db = cairn.database()
     if config.action == "record":
-        done, actor = _recorded(db, _memory_id(keys[0]), config)
+        if config.promoted_id is None:
+            raise ValueError("action 'record' needs promoted_id, the memory the decision wrote")
+        done, actor = review.recorded_decision(db, _memory_id(keys[0]),
+                                               promoted_id=config.promoted_id,
+                                               old_memory_id=config.old_memory_id)
         context.log.info(f"recorded {done['action']} of memory {done['memory_id']} -> memory "
                          f"{done['promoted_id']} in {done['namespace']} by {actor}")
         return dg.MaterializeResult(metadata={**_metadata([done], actor), "recorded": True})
@@ -127,45 +120,6 @@ def vault_promotions(
     return dg.MaterializeResult(metadata=_metadata(results, actor))
 
 
-def _recorded(db, memory_id: int, config: PromotionConfig) -> tuple[dict, str]:
-    """The decision already made on `memory_id`, checked against the database, in the shape
-    review.approve returns, and who made it. Raises ValueError when the database does not
-    show that decision (the run fails: nothing is recorded that did not happen)."""
-    from memory_platform.store import review as review_store
-
-    if config.promoted_id is None:
-        raise ValueError("action 'record' needs promoted_id, the memory the decision wrote")
-    with db.connect() as conn:
-        shadow = vault_store.get_memory(conn, memory_id)
-        promoted = vault_store.get_memory(conn, config.promoted_id)
-        decided = review_store.last_decision(conn, memory_id)
-        old = (vault_store.get_memory(conn, config.old_memory_id)
-               if config.old_memory_id is not None else None)
-    if shadow is None or shadow["review"] != "approved" or decided is None:
-        raise ValueError(f"memory {memory_id} is not approved "
-                         f"(review: {shadow and shadow['review']}); nothing to record")
-    note = shadow["review_note"] or ""
-    created = promoted is not None and promoted["promoted_from"] == memory_id
-    if promoted is None or not (created or f"memory {config.promoted_id}" in note):
-        raise ValueError(f"memory {config.promoted_id} is not what approving memory "
-                         f"{memory_id} wrote")
-    if old is not None and old["superseded_by"] != config.promoted_id:
-        raise ValueError(f"memory {config.old_memory_id} was not superseded by memory "
-                         f"{config.promoted_id}")
-    done = {
-        "memory_id": memory_id, "action": "supersede" if old is not None else "approve",
-        "promoted_id": promoted["id"], "namespace": promoted["namespace"],
-        "text": promoted["text"], "edited": note.startswith("edited"), "created": created,
-        "superseded_id": old["id"] if old is not None else None,
-        "provenance": {"shadow_namespace": shadow["namespace"],
-                       "dream_run_id": shadow["dream_run_id"],
-                       "candidate_id": shadow["candidate_id"],
-                       "source_event_ids": list(shadow["source_event_ids"] or []),
-                       "score": shadow["score"], "verdict": shadow["verdict"]},
-    }
-    return done, decided["actor"]
-
-
 def _memory_id(key: str) -> int:
     try:
         return int(key)
@@ -174,90 +128,4 @@ def _memory_id(key: str) -> int:
                          f"memory id") from None
 
 
-vault_promotion_job = dg.define_asset_job(
-    "vault_promotion_job",
-    # Without the review_backlog check: a decision should take as little time as it can
-    # (the check step costs ~0.2 s a run here); the check runs with every dream run on
-    # shadow_memories, and with materializations launched from the UI.
-    selection=dg.AssetSelection.assets(vault_promotions).without_checks(),
-    description="Apply one review decision (approve, edit, change namespace, supersede) to a "
-    "pending shadow entry: the promotion as a Dagster run, whichever face it came from.",
-)
-
 VAULT_ASSETS = [vault_promotions]
-
-
-# --- running a decision from another face -------------------------------------------------
-
-# Dagster's console lines would bury the CLI's own output; the run's events are still stored.
-_QUIET = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
-
-
-def _promotion_job() -> dg.JobDefinition:
-    from memory_platform.definitions import defs
-
-    try:
-        return defs.resolve_job_def(vault_promotion_job.name)
-    except dg.DagsterInvariantViolationError:  # not registered in definitions.py (yet)
-        # The same job and asset objects, with the project's resources.
-        return dg.Definitions(
-            assets=[vault_promotions], jobs=[vault_promotion_job],
-            resources={"cairn": CairnResource()},
-        ).resolve_job_def(vault_promotion_job.name)
-
-
-def _validate(decision: PromotionConfig) -> None:
-    """Refuse what cannot succeed before a run is recorded for it."""
-    if decision.namespace is not None:
-        kind, _ = vault_store.parse_namespace(decision.namespace)
-        if kind != "primary":
-            raise ValueError(f"{decision.namespace!r} is a shadow namespace; approve into a "
-                             f"primary one")
-    if decision.text is not None and not decision.text.strip():
-        raise ValueError("an edited memory needs some text")
-    if decision.action == "supersede" and decision.old_memory_id is None:
-        raise ValueError("action 'supersede' needs old_memory_id, the fact it replaces")
-    if decision.action == "record" and decision.promoted_id is None:
-        raise ValueError("action 'record' needs promoted_id, the memory the decision wrote")
-
-
-def promote_via_dagster(
-    settings_or_instance: Any,
-    memory_id: int,
-    decision: PromotionConfig | Mapping[str, Any] | None = None,
-    *,
-    trigger: str = "cli",
-) -> dict:
-    """Apply a decision to one pending entry as a run of `vault_promotion_job`, executed in
-    this process on the instance the Dagster UI shows (a `Settings`, whose
-    `$MEMORY_PLATFORM_HOME/dagster` is prepared as `memory-platform dream` does, or a
-    `DagsterInstance`). The entry's partition is added first if the sensor has not yet.
-    Returns the decision (as review.approve does) plus run_id. Raises ReviewConflict when
-    the entry was already decided (the run is recorded as failed with that message)."""
-    from memory_platform.runner import prepare_instance
-
-    if isinstance(settings_or_instance, dg.DagsterInstance):
-        instance = settings_or_instance
-    else:
-        instance = prepare_instance(settings_or_instance)
-    if decision is None:
-        decision = PromotionConfig()
-    elif not isinstance(decision, PromotionConfig):
-        decision = PromotionConfig(**dict(decision))
-    _validate(decision)
-    key = str(int(memory_id))
-    # The partition must exist before a run can target it. Adding it here, on the face's
-    # launch path, is the same request the sensor makes on its next tick (idempotent).
-    if not instance.has_dynamic_partition(PENDING_PARTITIONS_NAME, key):
-        instance.add_dynamic_partitions(PENDING_PARTITIONS_NAME, [key])
-    config = decision.model_dump(exclude_none=True)
-    tags = {TRIGGER_TAG: trigger, DECISION_TAG: decision.action, MEMORY_TAG: key}
-    if decision.actor:
-        tags[ACTOR_TAG] = decision.actor
-    run = _promotion_job().execute_in_process(
-        instance=instance, partition_key=key, tags=tags, raise_on_error=True,
-        run_config={"ops": {vault_promotions.op.name: {"config": config}}, **_QUIET},
-    )
-    events = run.asset_materializations_for_node(vault_promotions.op.name)
-    metadata = {k: getattr(v, "value", v) for k, v in events[-1].metadata.items()}
-    return {**metadata, "run_id": run.run_id}

@@ -2,8 +2,8 @@
 
 import dagster as dg
 
-from memory_platform import quality
 from memory_platform.assets.cairn import raw_events
+from memory_platform.ingest import quality
 from memory_platform.partitions import daily_partitions
 from memory_platform.resources import CairnResource
 from memory_platform.store import raw as store

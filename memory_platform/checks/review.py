@@ -5,21 +5,16 @@ when nobody reviews; on `vault_promotions`, so a review run shows it shrinking."
 
 import dagster as dg
 
-from memory_platform import review
 from memory_platform.assets.dream import shadow_memories
 from memory_platform.assets.vault import vault_promotions
 from memory_platform.resources import CairnResource
-from memory_platform.schedules import env_int
-
-BACKLOG_MAX_ENV = "MEMORY_PLATFORM_REVIEW_BACKLOG_MAX"
-DEFAULT_BACKLOG_MAX = 50
-BACKLOG_MAX_AGE_ENV = "MEMORY_PLATFORM_REVIEW_BACKLOG_MAX_DAYS"
-DEFAULT_BACKLOG_MAX_AGE_DAYS = 14
+from memory_platform.vault import queue
 
 CHECK_NAME = "review_backlog"
 _DESCRIPTION = (
-    f"Warns when more than {BACKLOG_MAX_ENV} (default {DEFAULT_BACKLOG_MAX}) shadow entries "
-    f"wait for review, or the oldest has waited more than {DEFAULT_BACKLOG_MAX_AGE_DAYS} days.")
+    "Warns when more than MEMORY_PLATFORM_REVIEW_BACKLOG_MAX (default 50) shadow entries "
+    "wait for review, or the oldest has waited more than "
+    "MEMORY_PLATFORM_REVIEW_BACKLOG_MAX_DAYS (default 14) days.")
 
 
 @dg.multi_asset_check(
@@ -32,9 +27,10 @@ _DESCRIPTION = (
 def review_backlog(context: dg.AssetCheckExecutionContext, cairn: CairnResource):
     """Pending entries and the age of the oldest, against their limits (warning severity:
     the backlog is a person's to clear, nothing downstream is stopped)."""
-    status = review.backlog_status(
-        cairn.database(), max_pending=env_int(BACKLOG_MAX_ENV, DEFAULT_BACKLOG_MAX, minimum=0),
-        max_age_days=float(env_int(BACKLOG_MAX_AGE_ENV, DEFAULT_BACKLOG_MAX_AGE_DAYS)))
+    settings = cairn.settings()
+    status = queue.backlog_status(
+        cairn.database(), max_pending=settings.review_backlog_max,
+        max_age_days=float(settings.review_backlog_max_days))
     reasons = []
     if status["too_many"]:
         reasons.append(f"{status['pending']} entries wait for review (limit "

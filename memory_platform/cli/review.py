@@ -1,7 +1,6 @@
-"""`memory-platform review` and `memory-platform vault export`.
+"""`memory-platform review`: the review gate in a terminal.
 
     memory-platform review [--namespace N]
-    memory-platform vault export NAMESPACE [--out DIR] [--json]
 
 `review` walks the entries waiting for review, namespace by namespace (or only N), and asks
 what to do with each: [a]pprove, [e]dit then approve, [t]arget another namespace, [s]kip
@@ -10,18 +9,15 @@ run as Dagster runs of `vault_promotion_job` on the UI's instance (so each shows
 with its lineage); a skip is a database write. It reads answers line by line from stdin, so
 it can be scripted: `printf 'a\\ns\\nnot durable\\nq\\n' | memory-platform review`.
 End of input quits.
-
-The shared helpers (`_run`, `_database`, consoles) live in cli/main.py, which registers these
-commands; they are imported inside the commands because main.py imports this module.
 """
 
-import json
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+
+from memory_platform.cli.common import actor, database, err, out, run
 
 
 def _ask(out, prompt: str) -> str | None:
@@ -98,18 +94,17 @@ class _Session:
         self.tally: Counter = Counter()
 
     def promote(self, memory_id: int, **decision) -> dict:
-        from memory_platform.assets.vault import PromotionConfig, promote_via_dagster
-        from memory_platform.runner import prepare_instance
+        from memory_platform import launch
 
         if self.instance is None:
-            self.instance = prepare_instance(self.settings)
-        return promote_via_dagster(self.instance, memory_id,
-                                   PromotionConfig(actor=self.actor, **decision))
+            self.instance = launch.prepare_instance(self.settings)
+        return launch.promote_via_dagster(self.instance, memory_id,
+                                          {"actor": self.actor, **decision})
 
     def decide(self, entry: dict) -> str:
         """Ask until the entry is decided ('decided'), passed ('next') or the session ends
         ('quit')."""
-        from memory_platform import review
+        from memory_platform.vault import review
 
         while True:
             answer = _ask(self.out, _menu(entry))
@@ -180,10 +175,10 @@ class _Session:
 
     def walk(self, namespace: str) -> bool:
         """Every pending entry of a namespace, page by page; False when the person quit."""
-        from memory_platform import review
+        from memory_platform.vault import queue
 
         after, seen = 0, 0
-        entries, total = review.pending(self.db, namespace, after_id=after)
+        entries, total = queue.pending(self.db, namespace, after_id=after)
         if total:
             self.out.print(f"== {namespace}: {total} pending ==", highlight=False,
                            markup=False)
@@ -195,7 +190,7 @@ class _Session:
                 show_entry(self.out, entry, f"[{seen}/{total}]")
                 if self.decide(entry) == "quit":
                     return False
-            entries, _ = review.pending(self.db, namespace, after_id=after)
+            entries, _ = queue.pending(self.db, namespace, after_id=after)
         return True
 
 
@@ -204,18 +199,15 @@ def review_command(
         help="Only this namespace (a primary one, or one shadow such as work__ideas).")] = None,
 ) -> None:
     """Walk the memories waiting for review and approve, edit, skip or supersede each."""
-    from memory_platform.cli.main import _database, _run, err, out
-    from memory_platform.cli.vault import _actor
-
     def body():
-        from memory_platform import review
-        from memory_platform.config import load_settings
+        from memory_platform.settings import load_settings
+        from memory_platform.vault import queue
 
-        db = _database()
+        db = database()
         if namespace is not None:
             namespaces = [namespace]
         else:
-            waiting = review.overview(db)
+            waiting = queue.overview(db)
             for entry in waiting:
                 out.print(f"{entry['namespace']}: {entry['pending']} pending, oldest "
                           f"{_days(entry['age_seconds'])}", highlight=False, markup=False)
@@ -223,7 +215,7 @@ def review_command(
         if not namespaces:
             out.print("nothing waits for review", highlight=False)
             return
-        session = _Session(db, load_settings(), _actor(), out, err)
+        session = _Session(db, load_settings(), actor(), out, err)
         try:
             for name in namespaces:
                 if not session.walk(name):
@@ -238,28 +230,4 @@ def review_command(
                            if session.tally[k])
         out.print(f"done: {counts or 'no decisions'}", highlight=False, markup=False)
 
-    _run(body)
-
-
-def vault_export(
-    namespace: Annotated[str, typer.Argument(help="The namespace to export.")],
-    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")] = Path("."),
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
-    """Write every memory of a namespace to <namespace>.json and <namespace>.md (current
-    facts, and superseded ones marked as such)."""
-    from memory_platform.cli.main import _database, _run, out
-
-    def body():
-        from memory_platform.vault_export import export_namespace
-
-        result = export_namespace(_database(), namespace, out_dir)
-        if as_json:
-            print(json.dumps(result))
-            return
-        counts = ", ".join(f"{n} {state}" for state, n in result["counts"].items() if n)
-        out.print(f"exported {result['total']} memories of {namespace} ({counts or 'none'}) "
-                  f"to {result['json']} and {result['markdown']}", highlight=False,
-                  markup=False)
-
-    _run(body)
+    run(body)

@@ -7,15 +7,13 @@
 `create` prints the secret once (only its sha256 is stored); clients send it as
 `Authorization: Bearer <secret>`. A token for `work` reaches `work`, `work__dream` and
 `work__ideas` over REST, and gets 403 on any other namespace.
-
-The shared helpers (`_run`, `_database`, consoles) live in cli/main.py, which registers this
-app; they are imported inside the commands because main.py imports this module.
 """
 
-import json
 from typing import Annotated, Optional
 
 import typer
+
+from memory_platform.cli.common import database, err, out, run, to_json
 
 token_app = typer.Typer(
     no_args_is_help=True,
@@ -38,14 +36,12 @@ def token_create(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Create a token and print its secret, once."""
-    from memory_platform.cli.main import _database, _run, err, out
-
     def body():
-        from memory_platform import tokens
+        from memory_platform.vault import tokens
 
-        row, secret = tokens.create(_database(), namespaces, name=name)
+        row, secret = tokens.create(database(), namespaces, name=name)
         if as_json:
-            print(json.dumps({**row, "token": secret}, default=str))
+            print(to_json({**row, "token": secret}))
             return
         out.print(f"created token #{row['id']} {row['name']} for "
                   f"{', '.join(row['namespaces'])}", highlight=False, markup=False)
@@ -53,7 +49,7 @@ def token_create(
         err.print("This is the only time the token is shown: store it now. Clients send "
                   "it as 'Authorization: Bearer <token>'.", highlight=False, markup=False)
 
-    _run(body)
+    run(body)
 
 
 @token_app.command("list")
@@ -61,14 +57,12 @@ def token_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list.")] = False,
 ) -> None:
     """Every token, revoked ones too (never a secret or a hash)."""
-    from memory_platform.cli.main import _database, _run, out
-
     def body():
-        from memory_platform import tokens
+        from memory_platform.vault import tokens
 
-        rows = tokens.list_tokens(_database())
+        rows = tokens.list_tokens(database())
         if as_json:
-            print(json.dumps(rows, default=str))
+            print(to_json(rows))
             return
         for row in rows:
             state = f"revoked {_when(row['revoked_at'])}" if row["revoked_at"] else "live"
@@ -78,7 +72,7 @@ def token_list(
         live = sum(1 for r in rows if not r["revoked_at"])
         out.print(f"total: {len(rows)} tokens ({live} live)", highlight=False)
 
-    _run(body)
+    run(body)
 
 
 @token_app.command("revoke")
@@ -86,13 +80,11 @@ def token_revoke(
     token_id: Annotated[int, typer.Argument(metavar="ID", help="The id from `token list`.")],
 ) -> None:
     """Revoke a token: it stops working at once (the row stays for the audit trail)."""
-    from memory_platform.cli.main import _database, _run, out
-
     def body():
-        from memory_platform import tokens
+        from memory_platform.vault import tokens
 
-        row = tokens.revoke(_database(), token_id)
+        row = tokens.revoke(database(), token_id)
         out.print(f"revoked token #{row['id']} {row['name']} at {_when(row['revoked_at'])}",
                   highlight=False, markup=False)
 
-    _run(body)
+    run(body)

@@ -8,38 +8,23 @@
 `list` prints every memory and the total (never a capped page); with --json one object
 {"namespace", "total", "memories": [...]}.
 
-The shared helpers (`_run`, `_database`, consoles) live in cli/main.py, which registers this
-app; they are imported inside the commands because main.py imports this module.
+Every command goes through the vault's one service (vault/service.py) with the whole scope:
+the same rules as REST and MCP (no hand writes into `<ns>__dream`, no credentials, known
+categories), audited as `cli:<user>`.
 """
 
-import getpass
-import json
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 from rich.markup import escape
 
+from memory_platform.cli.common import actor, database, err, one_line, out, run, to_json
+
 vault_app = typer.Typer(
     no_args_is_help=True,
     help="Durable memories, one namespace per project or persona.",
 )
-
-STATUSES = ("active", "archived", "all")
-
-
-def _actor() -> str:
-    try:
-        return f"cli:{getpass.getuser()}"
-    except (KeyError, OSError):
-        # getuser() fails in containers with no passwd entry and no USER; the audit row
-        # still says the write came from the CLI.
-        return "cli"
-
-
-def _one_line(text: str, width: int = 300) -> str:
-    text = " ".join(str(text).split())
-    return text[:width] + ("…" if len(text) > width else "")
-
 
 @vault_app.command("add")
 def vault_add(
@@ -50,20 +35,20 @@ def vault_add(
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored memory.")] = False,
 ) -> None:
     """Add a memory to a namespace (created on first write); the same text is added once."""
-    from memory_platform.cli.main import _database, _run, out
-
     def body():
-        from memory_platform import vault
+        from memory_platform.vault import service
+        from memory_platform.vault.tokens import Scope
 
-        row = vault.add(_database(), namespace, text, category, _actor())
+        row = service.add(database(), Scope.everything(), namespace, text, category,
+                          actor=actor())
         if as_json:
-            print(json.dumps(row, default=str))
+            print(to_json(row))
             return
         verb = "added" if row["created"] else "already there:"
         out.print(f"{verb} #{row['id']} in {row['namespace']} [{row['category']}]",
                   highlight=False, markup=False)
 
-    _run(body)
+    run(body)
 
 
 @vault_app.command("list")
@@ -73,30 +58,29 @@ def vault_list(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Every memory of a namespace, oldest first, and the total."""
-    from memory_platform.cli.main import _database, _run, out
-
     def body():
-        from memory_platform import vault
+        from memory_platform.vault import service
+        from memory_platform.vault.tokens import Scope
 
-        if status not in STATUSES:
-            raise ValueError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
-        rows, total = vault.list_all(_database(), namespace,
-                                     status=None if status == "all" else status)
+        try:
+            rows, total = service.list_all(database(), Scope.everything(), namespace,
+                                           status=status)
+        except service.NotFound as exc:
+            raise ValueError(str(exc)) from None
         if as_json:
-            print(json.dumps({"namespace": namespace, "total": total, "memories": rows},
-                             default=str))
+            print(to_json({"namespace": namespace, "total": total, "memories": rows}))
             return
         for row in rows:
             review = f" ({row['review']})" if row["review"] else ""
             # markup=False: a memory's text may hold brackets ("[tool.ruff]") that rich
             # would read as style tags, and a stray "[/x]" would crash the listing.
             out.print(f"#{row['id']} [{row['category']}] {str(row['created_at'])[:10]}"
-                      f"{review} {_one_line(row['text'])}", highlight=False, soft_wrap=True,
+                      f"{review} {one_line(row['text'])}", highlight=False, soft_wrap=True,
                       markup=False)
         noun = "memory" if total == 1 else "memories"
         out.print(f"total: {total} {noun} in {namespace} (status: {status})", highlight=False)
 
-    _run(body)
+    run(body)
 
 
 @vault_app.command("search")
@@ -112,15 +96,17 @@ def vault_search(
 ) -> None:
     """Search memories by meaning and by exact words (current facts; --history adds the
     superseded ones, marked)."""
-    from memory_platform.cli.main import _database, _run, err, out
-
     def body():
-        from memory_platform import vault
+        from memory_platform.vault import service
+        from memory_platform.vault.tokens import Scope
 
-        hits = vault.search(_database(), query, namespace=namespace, k=k,
-                            include_superseded=history)
+        try:
+            hits = service.search(database(), Scope.everything(), query, namespace=namespace,
+                                  k=k, include_superseded=history)["hits"]
+        except service.NotFound as exc:
+            raise ValueError(str(exc)) from None
         if as_json:
-            print(json.dumps(hits, default=str))
+            print(to_json(hits))
             return
         if not hits:
             err.print("no hits", highlight=False)
@@ -131,34 +117,32 @@ def vault_search(
                 by = f" by #{hit['superseded_by']}" if hit["superseded_by"] else ""
                 ended = f" [yellow]superseded{by} on {hit['valid_to']:%Y-%m-%d}[/]"
             out.print(f"[bold]{score}[/] [cyan]{hit['namespace']}[/] #{hit['id']} "
-                      f"({hit['match']}){ended}\n    {escape(_one_line(hit['text']))}",
+                      f"({hit['match']}){ended}\n    {escape(one_line(hit['text']))}",
                       highlight=False)
 
-    _run(body)
+    run(body)
 
 
 def _set_status(memory_id: int, restore: bool, as_json: bool) -> None:
-    from memory_platform.cli.main import _database, _run, out
-
     def body():
-        from memory_platform import vault_access
-        from memory_platform.tokens import Scope
+        from memory_platform.vault import service
+        from memory_platform.vault.tokens import Scope
 
-        change = vault_access.restore if restore else vault_access.archive
+        change = service.restore if restore else service.archive
         try:
-            row = change(_database(), Scope.everything(), memory_id, actor=_actor())
-        except (vault_access.NotFound, vault_access.Conflict) as exc:
+            row = change(database(), Scope.everything(), memory_id, actor=actor())
+        except (service.NotFound, service.Conflict) as exc:
             raise ValueError(str(exc)) from None
         if as_json:
-            print(json.dumps(row, default=str))
+            print(to_json(row))
             return
         state = "active" if restore else "archived"
         verb = (f"{'restored' if restore else 'archived'}" if row["changed"]
                 else f"already {state}:")
-        out.print(f"{verb} #{row['id']} in {row['namespace']}: {_one_line(row['text'], 120)}",
+        out.print(f"{verb} #{row['id']} in {row['namespace']}: {one_line(row['text'], 120)}",
                   highlight=False, markup=False)
 
-    _run(body)
+    run(body)
 
 
 @vault_app.command("archive")
@@ -179,3 +163,26 @@ def vault_restore(
 ) -> None:
     """Make an archived memory active again (audited)."""
     _set_status(memory_id, restore=True, as_json=as_json)
+
+
+@vault_app.command("export")
+def vault_export(
+    namespace: Annotated[str, typer.Argument(help="The namespace to export.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")] = Path("."),
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Write every memory of a namespace to <namespace>.json and <namespace>.md (current
+    facts, and superseded ones marked as such)."""
+    def body():
+        from memory_platform.vault.export import export_namespace
+
+        result = export_namespace(database(), namespace, out_dir)
+        if as_json:
+            print(to_json(result))
+            return
+        counts = ", ".join(f"{n} {state}" for state, n in result["counts"].items() if n)
+        out.print(f"exported {result['total']} memories of {namespace} ({counts or 'none'}) "
+                  f"to {result['json']} and {result['markdown']}", highlight=False,
+                  markup=False)
+
+    run(body)

@@ -24,6 +24,7 @@ from memory_platform.llm.base import (
     Message,
     Provider,
 )
+from memory_platform.settings import load_settings
 
 log = logging.getLogger(__name__)
 
@@ -497,13 +498,14 @@ class LLMSettings:
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "LLMSettings":
         env = dict(os.environ if env is None else env)
-        provider = _env_value(env, "MEMORY_PLATFORM_LLM_PROVIDER")
+        settings = load_settings(env)
+        provider = (settings.llm_provider or "").strip()
         return cls(
             provider=provider.lower() if provider else None,
-            model=_env_value(env, "MEMORY_PLATFORM_LLM_MODEL"),
-            base_url=_env_value(env, "MEMORY_PLATFORM_LLM_BASE_URL"),
-            api_key=_env_value(env, "MEMORY_PLATFORM_LLM_API_KEY"),
-            claude_executable=_env_value(env, "MEMORY_PLATFORM_CLAUDE_EXECUTABLE") or "claude",
+            model=settings.llm_model,
+            base_url=settings.llm_base_url,
+            api_key=settings.secret("llm_api_key"),
+            claude_executable=settings.claude_executable,
             env=env,
         )
 

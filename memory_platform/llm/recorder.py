@@ -12,8 +12,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from memory_platform.llm.base import CallStats, LLMCallError, LLMResult, Provider
-from memory_platform.store import Database
-from memory_platform.store import llm_calls
+from memory_platform.store import Database, llm_calls
 
 log = logging.getLogger(__name__)
 

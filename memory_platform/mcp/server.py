@@ -3,8 +3,8 @@
     memory-platform mcp                      # stdio, for Claude Code
     memory-platform mcp --http --port 8765   # streamable HTTP at /mcp
 
-Every tool is a thin call into the service layer (`memory_platform.search`,
-`memory_platform.summarize`, `memory_platform.vault_access`); inputs are typed so clients
+Every tool is a thin call into the service layer (`memory_platform.query.search`,
+`memory_platform.query.summarize`, `memory_platform.vault.service`); inputs are typed so clients
 see a JSON schema.
 
 Vault tools: `vault_search`, `vault_list` (paged: after_id/limit, returns total and
@@ -19,19 +19,18 @@ list and context never return anything outside them. cairn's tools read the whol
 conversation history, so a limited server does not offer them.
 """
 
+import functools
 from datetime import date, datetime, time, timezone
 from typing import Annotated, Literal
-
-import functools
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
-from memory_platform.config import load_settings
+from memory_platform.settings import load_settings
 from memory_platform.store import Database
-from memory_platform.tokens import Scope
-from memory_platform.vault_models import Category, Page, VaultHit, VaultSearchResult
+from memory_platform.vault.models import Category, Page, VaultHit, VaultSearchResult
+from memory_platform.vault.tokens import Scope
 
 INSTRUCTIONS = (
     "cairn is the user's complete record of their AI conversations (Claude Code, claude.ai, "
@@ -119,7 +118,7 @@ def _clear_errors(fn):
     """Known failures reach the client as their own message (the SDK hides any other
     exception behind a generic 'Error executing tool')."""
     from memory_platform.llm.base import LLMError
-    from memory_platform.search import SearchError
+    from memory_platform.query.search import SearchError
     from memory_platform.store import DatabaseError
 
     @functools.wraps(fn)
@@ -138,7 +137,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     resolved on first use (a tool that needs an LLM says which settings are missing).
     `namespaces` limits the vault tools to those primary namespaces and their shadows (and
     drops cairn's unscoped tools); `vault_embedder` defaults to the vault's."""
-    from memory_platform import search as service
+    from memory_platform.query import search as service
 
     scope = Scope.everything() if namespaces is None else Scope.of(namespaces)
     database = db or Database.from_settings(load_settings())
@@ -212,7 +211,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     ) -> RangeSummary:
         """A cited summary of what happened in a date range (needs a configured LLM)."""
         from memory_platform.llm import CallRecorder, provider_from_env
-        from memory_platform.summarize import summarize_range
+        from memory_platform.query.summarize import summarize_range
 
         model = llm or CallRecorder(provider_from_env(), db=database)
         result = summarize_range(database, model, _day_start(since), _day_start(until),
@@ -281,7 +280,7 @@ def _vault_memory(row: dict) -> VaultMemory:
 
 def _vault_errors(fn):
     """Scope refusals, missing ids and bad input reach the client as their own message."""
-    from memory_platform import vault_access as access
+    from memory_platform.vault import service as access
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
@@ -294,7 +293,8 @@ def _vault_errors(fn):
 
 
 def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -> None:
-    from memory_platform import vault_access as access
+    from memory_platform.vault import context
+    from memory_platform.vault import service as access
 
     limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
 
@@ -367,7 +367,7 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
         token_budget: Annotated[int, Field(ge=64, le=50_000, description="At most this many "
                                            "tokens (4 characters each).")] = 1500,
     ) -> VaultContext:
-        return VaultContext(**access.context(
+        return VaultContext(**context.context(
             database, scope, query=query, project=project, namespaces=namespaces,
             token_budget=token_budget, embedder=embedder))
 

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_platform.config import Settings, load_settings
+from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
 
 # One Database per (url, data folder) and process, so every asset in a run reuses one
@@ -20,18 +20,13 @@ class CairnResource(dg.ConfigurableResource):
     database_url: str | None = None
 
     def settings(self) -> Settings:
-        base = load_settings()
-        if self.home is None and self.database_url is None:
-            return base
-        home = Path(self.home).expanduser() if self.home else base.home
-        inbox = base.inbox if self.home is None else home / "inbox"
-        return Settings(
-            home=home,
-            database_url=self.database_url or base.database_url,
-            claude_projects=base.claude_projects,
-            inbox=inbox,
-            notes=base.notes,
-        )
+        """The project's settings (settings.py), with this resource's fields over them."""
+        overrides = {}
+        if self.home is not None:
+            overrides["home"] = Path(self.home)
+        if self.database_url is not None:
+            overrides["database_url"] = self.database_url
+        return load_settings(**overrides)
 
     def database(self) -> Database:
         settings = self.settings()

@@ -1,11 +1,10 @@
 """The LLM the dream assets call, and where their digest goes."""
 
-import os
-
 import dagster as dg
 
 from memory_platform.llm import Provider
 from memory_platform.llm.providers import provider_from_env
+from memory_platform.settings import load_settings
 
 
 class LLMFactory:
@@ -29,4 +28,4 @@ class DigestNotifier(dg.ConfigurableResource):
     webhook_url: str | None = None
 
     def url(self) -> str | None:
-        return self.webhook_url or os.environ.get("MEMORY_PLATFORM_DIGEST_WEBHOOK") or None
+        return self.webhook_url or load_settings().digest_webhook

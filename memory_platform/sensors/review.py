@@ -9,9 +9,9 @@ sensor keeps no cursor and a replayed tick requests nothing twice.
 
 import dagster as dg
 
-from memory_platform.assets.vault import PENDING_PARTITIONS_NAME, pending_memories
+from memory_platform.partitions import PENDING_PARTITIONS_NAME, pending_memories
 from memory_platform.resources import CairnResource
-from memory_platform.store import review as store
+from memory_platform.vault import queue
 
 
 def partition_changes(pending_ids: list[int], existing: list[str]) -> tuple[list[str], list[str]]:
@@ -35,8 +35,7 @@ def partition_changes(pending_ids: list[int], existing: list[str]) -> tuple[list
 def pending_memories_sensor(
     context: dg.SensorEvaluationContext, cairn: CairnResource
 ) -> dg.SensorResult | dg.SkipReason:
-    with cairn.database().connect() as conn:
-        pending_ids = store.pending_ids(conn)
+    pending_ids = queue.pending_ids(cairn.database())
     existing = list(context.instance.get_dynamic_partitions(PENDING_PARTITIONS_NAME))
     to_add, to_delete = partition_changes(pending_ids, existing)
     if not to_add and not to_delete:

@@ -3,32 +3,20 @@
 import hashlib
 import json
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from pathlib import Path
 
 import dagster as dg
 
-from memory_platform import ingest
-from memory_platform.assets.cairn import raw_events, raw_events_lake
-from memory_platform.assets.embeddings import event_embeddings
-from memory_platform.partitions import daily_partitions
+from memory_platform.days import clamp_to_partitions, merge_day_ranges
+from memory_platform.ingest import catalog
+from memory_platform.jobs import ingest_raw_events_job, range_tags
 from memory_platform.resources import CairnResource
 
 CURSOR_VERSION = 1
 # Scanning a big export parses it; stop after this long and finish on the next tick
 # (the cursor only advances for files handled), so a tick never hits the sensor timeout.
 SCAN_BUDGET_SECONDS = 30.0
-
-ingest_raw_events_job = dg.define_asset_job(
-    "ingest_raw_events_job",
-    selection=[raw_events, raw_events_lake, event_embeddings],
-    description="Import the raw events of a day or a range of days, write their Parquet copy "
-    "and embed them, so a session that just ended is searchable.",
-)
-
-RANGE_START = "dagster/asset_partition_range_start"
-RANGE_END = "dagster/asset_partition_range_end"
-
 
 def parse_cursor(cursor: str | None) -> dict[str, list[int]]:
     if not cursor:
@@ -41,26 +29,6 @@ def parse_cursor(cursor: str | None) -> dict[str, list[int]]:
 
 def dump_cursor(files: dict[str, list[int]]) -> str:
     return json.dumps({"version": CURSOR_VERSION, "files": files}, sort_keys=True)
-
-
-def merge_day_ranges(ranges: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """Merge overlapping or adjacent (first_day, last_day) ranges (YYYY-MM-DD)."""
-    merged: list[list[str]] = []
-    for first, last in sorted(ranges):
-        if merged:
-            prev_last = datetime.strptime(merged[-1][1], "%Y-%m-%d")
-            if datetime.strptime(first, "%Y-%m-%d") <= prev_last + timedelta(days=1):
-                merged[-1][1] = max(merged[-1][1], last)
-                continue
-        merged.append([first, last])
-    return [(a, b) for a, b in merged]
-
-
-def clamp_to_partitions(first: str, last: str, now: datetime) -> tuple[str, str] | None:
-    keys_start = daily_partitions.start.strftime("%Y-%m-%d")
-    today = now.astimezone(timezone.utc).strftime("%Y-%m-%d")
-    first, last = max(first, keys_start), min(last, today)
-    return (first, last) if first <= last else None
 
 
 @dg.sensor(
@@ -76,10 +44,10 @@ def source_folders_sensor(
     covers are requested as one single-run range per contiguous span."""
     settings = cairn.settings()
     seen = parse_cursor(context.cursor)
-    targets = ingest.watched_targets(settings)
+    targets = catalog.watched_targets(settings)
     changed = [
         (kind, path, size, mtime)
-        for kind, path, size, mtime in ingest.iter_stat(targets)
+        for kind, path, size, mtime in catalog.iter_stat(targets)
         if seen.get(f"{kind}:{path}") != [size, mtime]
     ]
     if not changed:
@@ -91,7 +59,7 @@ def source_folders_sensor(
     for kind, path, size, mtime in changed:
         if handled and time.monotonic() > deadline:
             break
-        result = ingest.scan_files(cairn.database(), [(kind, Path(path))])[0]
+        result = catalog.scan_files(cairn.database(), [(kind, Path(path))])[0]
         handled.append((kind, path, size, mtime))
         if result.min_at is not None and result.max_at is not None:
             span = clamp_to_partitions(
@@ -110,7 +78,7 @@ def source_folders_sensor(
     requests = [
         dg.RunRequest(
             run_key=f"{first}..{last}:{fingerprint}",
-            tags={RANGE_START: first, RANGE_END: last},
+            tags=range_tags(first, last),
         )
         for first, last in merge_day_ranges(ranges)
     ]

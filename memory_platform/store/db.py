@@ -9,8 +9,8 @@ connect and recorded in `schema_migrations`.
 import hashlib
 import logging
 import threading
-from contextlib import contextmanager
 from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 

@@ -11,7 +11,7 @@ from psycopg.rows import dict_row
 # What a dream reads: the conversation itself. Tool calls and their results are left out,
 # which also leaves out everything this system's own MCP tools returned (recalled memories
 # must never be re-extracted as new ones); context packs pasted into a prompt are cut out
-# by text in memory_platform.dream.
+# by text in memory_platform.dream.propose.
 DREAM_ROLES = ("user", "assistant")
 DREAM_KINDS = ("message",)
 

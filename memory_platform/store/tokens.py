@@ -1,5 +1,5 @@
 """SQL of API tokens (migration 0005). Only hashes reach this module: the secret itself is
-made, shown and hashed in `memory_platform.tokens`, and never written anywhere."""
+made, shown and hashed in `memory_platform.vault.tokens`, and never written anywhere."""
 
 from collections.abc import Sequence
 

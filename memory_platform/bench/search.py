@@ -35,16 +35,15 @@ import numpy as np
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from memory_platform import embeddings as emb
-from memory_platform import search as service
 from memory_platform.adapters.base import Event
-from memory_platform.ingest import event_row
-from memory_platform.store import Database
-from memory_platform.store import raw
+from memory_platform.ingest.rows import event_row
+from memory_platform.query import embeddings as emb
+from memory_platform.query import search as service
+from memory_platform.store import Database, raw
 from memory_platform.store import search as store
 
 # The shared data sits beside the checkout (../shared); never copied into the repo.
-_REPO = Path(__file__).resolve().parents[1]
+_REPO = Path(__file__).resolve().parents[2]
 LOCOMO = Path(os.environ.get("MEMORY_PLATFORM_BENCHDATA", _REPO.parent / "shared" / "benchdata")) / "locomo"
 KS = (5, 10, 25, 50)
 Log = Callable[[str], None]
@@ -476,7 +475,7 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
     """Run the chosen parts, print tables, write JSON to `out`. `variants`, `weights` and
     `rrf` choose the LoCoMo retrievers (see run_locomo); `existing_db` (a conninfo) measures
     latency on a database an earlier run built instead of building one per size."""
-    from memory_platform.bench import _admin_url
+    from memory_platform.bench.ingest import _admin_url
 
     report: dict = {
         "benchmark": "search",
@@ -517,11 +516,11 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
 
 if __name__ == "__main__":
     # The options the CLI's `bench search` does not expose (a LoCoMo-only sweep):
-    #   python -m memory_platform.bench_search --parts locomo --variants ctx2 --weights 0.7
+    #   python -m memory_platform.bench.search --parts locomo --variants ctx2 --weights 0.7
     import argparse
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    parser = argparse.ArgumentParser(prog="python -m memory_platform.bench_search")
+    parser = argparse.ArgumentParser(prog="python -m memory_platform.bench.search")
     parser.add_argument("--parts", default="locomo,latency,throughput")
     parser.add_argument("--sizes", default="100000")
     parser.add_argument("--variants", default="plain,ctx2", help=f"of {sorted(VARIANTS)}")

@@ -12,9 +12,9 @@ import os
 from datetime import datetime, timezone
 from pathlib import Path
 
-from memory_platform import vault
 from memory_platform.store import Database
 from memory_platform.store import vault as vault_store
+from memory_platform.vault import memories as vault
 
 STATES = ("current", "superseded", "expired", "archived", "pending", "approved", "skipped")
 

@@ -18,11 +18,12 @@ model's choice: a dream cannot talk its way into another namespace.
 """
 
 import fnmatch
-import os
 import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from memory_platform.settings import load_settings
 
 DEFAULT_NAMESPACE = "personal"
 _NAMESPACE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
@@ -61,14 +62,10 @@ class Routing:
     @classmethod
     def load(cls, path: Path | None = None) -> "Routing":
         if path is None:
-            env = os.environ.get("MEMORY_PLATFORM_ROUTING")
-            if env:
-                path = Path(env).expanduser()
-            else:
-                home = Path(os.environ.get("MEMORY_PLATFORM_HOME", "~/.memory-platform"))
-                path = home.expanduser() / "routing.toml"
-                if not path.exists():
-                    return cls()
+            settings = load_settings()
+            path = settings.routing_file
+            if settings.routing is None and not path.exists():
+                return cls()  # no rules written yet: everything goes to the default
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (OSError, tomllib.TOMLDecodeError) as exc:

@@ -19,13 +19,14 @@ import time
 import weakref
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, time as dtime, timezone
+from datetime import date, datetime, timezone
+from datetime import time as dtime
 from typing import Any, Literal, TypeVar
 
 import numpy as np
 import psycopg
 
-from memory_platform.embeddings import Embedder, get_embedder
+from memory_platform.query.embeddings import Embedder, get_embedder
 from memory_platform.store import Database
 from memory_platform.store import search as store
 

@@ -19,9 +19,12 @@ from pathlib import Path
 import psycopg
 from psycopg.conninfo import make_conninfo
 
-from memory_platform import ingest, synthetic
+from memory_platform import synthetic
 from memory_platform.adapters import get_adapter
 from memory_platform.adapters.base import Event
+from memory_platform.ingest import importer as ingest
+from memory_platform.ingest.catalog import discover
+from memory_platform.ingest.report import ImportReport
 from memory_platform.store import Database
 
 # Subfolders generate_history writes, and the adapter that reads each.
@@ -35,11 +38,11 @@ SOURCES = (
 
 
 def _targets(root: Path) -> list[tuple[str, Path]]:
-    report = ingest.ImportReport()
+    report = ImportReport()
     found = []
     for kind, folder in SOURCES:
         if (root / folder).exists():
-            found.extend(ingest.discover(kind, root / folder, report))
+            found.extend(discover(kind, root / folder, report))
     return found
 
 

@@ -30,12 +30,12 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_platform import dedup
+from memory_platform.dream import dedup
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import search as search_store
 from memory_platform.store import vault
 
-_REPO = Path(__file__).resolve().parents[1]
+_REPO = Path(__file__).resolve().parents[2]
 PAIRS = _REPO / "benchmarks" / "data" / "dedup_pairs.jsonl"
 LABELS = ("same", "different", "contradiction")
 NAIVE_GATE = 0.88
@@ -159,7 +159,7 @@ def format_labelled(result: dict, rows: list[dict]) -> str:
 
 
 def run_labelled(log: Log, embedder=None) -> dict:
-    from memory_platform.embeddings import get_embedder
+    from memory_platform.query.embeddings import get_embedder
 
     embedder = embedder or get_embedder("local")
     pairs = load_pairs()
@@ -243,8 +243,8 @@ def build_vault(db, size: int, embedder, pairs: Sequence[dict], log: Log,
 
 
 def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict:
-    from memory_platform.bench_search import _scratch_db
-    from memory_platform.embeddings import get_embedder
+    from memory_platform.bench.search import _scratch_db
+    from memory_platform.query.embeddings import get_embedder
 
     embedder = get_embedder("local")
     pairs = load_pairs()
@@ -313,7 +313,7 @@ def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict
 def run(out: Path, *, parts: Sequence[str] = ("labelled", "latency"),
         sizes: Sequence[int] = (10_000, 100_000), log: Log = print) -> dict:
     """Run the chosen parts, print tables, write JSON to `out`."""
-    from memory_platform.bench import _admin_url
+    from memory_platform.bench.ingest import _admin_url
 
     report: dict = {
         "benchmark": "dedup",

@@ -90,8 +90,8 @@ def _serving(db: Database):
 
 def stage(db: Database, n: int, log: Log) -> list[int]:
     """50 embedded facts in `review`, n pending entries in `review__dream`, embedded."""
-    from memory_platform import vault
-    from memory_platform.embeddings import get_embedder
+    from memory_platform.query.embeddings import get_embedder
+    from memory_platform.vault import memories as vault
 
     embedder = get_embedder("local")
     facts = [f"Project {i} deploys from branch release-{i} on weekday {i % 5}."
@@ -173,8 +173,8 @@ def run_clicks(db: Database, n: int, log: Log, wait_runs: float) -> dict:
 
 
 def run_listing(db: Database, size: int, log: Log, repeats: int = 5) -> dict:
-    from memory_platform import vault_access as access
-    from memory_platform.tokens import Scope
+    from memory_platform.vault import service as access
+    from memory_platform.vault.tokens import Scope
 
     with db.connect() as conn, conn.transaction():
         for i in range(size):
@@ -228,8 +228,8 @@ def run_listing(db: Database, size: int, log: Log, repeats: int = 5) -> dict:
 def run(out: Path, *, approvals: int = 200, list_size: int = 10_000, wait_runs: float = 1800,
         log: Log = print) -> dict:
     """Both parts on a scratch database and a scratch Dagster instance; print, write JSON."""
-    from memory_platform.bench import _admin_url
-    from memory_platform.bench_search import _scratch_db
+    from memory_platform.bench.ingest import _admin_url
+    from memory_platform.bench.search import _scratch_db
 
     report: dict = {
         "benchmark": "review",

@@ -72,7 +72,6 @@ def validate_events(
 ) -> dict[str, ExpectationOutcome]:
     """Run the named expectations on one partition's events."""
     import great_expectations as gx
-
     from great_expectations.data_context.types.base import ProgressBarsConfig
 
     context = gx.get_context(mode="ephemeral")

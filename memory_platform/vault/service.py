@@ -1,5 +1,5 @@
 """The vault as the REST API and the MCP server see it: every read and write goes through a
-`Scope` (memory_platform.tokens), so a caller limited to `work` never reads, finds, counts
+`Scope` (memory_platform.vault.tokens), so a caller limited to `work` never reads, finds, counts
 or writes anything of `personal`.
 
 - Listing is a counted keyset page (`items`, `total`, `next_after_id`): never capped
@@ -12,23 +12,17 @@ or writes anything of `personal`.
   for a search query.
 """
 
-import math
-from collections.abc import Sequence
-from pathlib import PurePath
-
-from memory_platform import vault as vault_service
-from memory_platform.dream import CONTEXT_MARKER
-from memory_platform.embeddings import Embedder
+from memory_platform.privacy.masking import MASK, looks_like_secret
+from memory_platform.query.embeddings import Embedder
 from memory_platform.store import Database
 from memory_platform.store import vault as store
 from memory_platform.store import vault_access as access_store
-from memory_platform.tokens import Scope
+from memory_platform.vault import memories as vault_service
+from memory_platform.vault.tokens import Scope
 
 MAX_PAGE = 1000
 DEFAULT_PAGE = 100
 STATUSES = ("active", "archived", "all")
-CHARS_PER_TOKEN = 4
-CONTEXT_POOL = 100  # candidates ranked before packing a context within its budget
 
 
 class Forbidden(PermissionError):
@@ -61,8 +55,23 @@ def _require(conn, scope: Scope, namespace: str) -> dict:
     check(scope, namespace)
     found = store.get_namespace(conn, namespace)
     if found is None:
-        raise NotFound(f"no vault namespace {namespace!r}")
+        # A typo must not read as an empty vault: name what the caller may use instead.
+        known = [n["name"] for n in store.list_namespaces(conn) if scope.permits(n["name"])]
+        raise NotFound(f"no vault namespace {namespace!r}; known: "
+                       f"{', '.join(known) if known else 'none yet'}")
     return found
+
+
+def _check_text(text: str, category: str | None) -> None:
+    """The rules every write of a memory's text keeps."""
+    if not text or not text.strip():
+        raise ValueError("a memory needs some text")
+    if category is not None and category not in store.CATEGORIES:
+        raise ValueError(f"unknown category {category!r}; use one of "
+                         f"{', '.join(store.CATEGORIES)}")
+    if MASK in text or looks_like_secret(text):
+        raise ValueError("refused: the text looks like it holds a credential; secrets are "
+                         "never stored in the vault")
 
 
 def namespaces(db: Database, scope: Scope) -> list[dict]:
@@ -74,6 +83,24 @@ def namespaces(db: Database, scope: Scope) -> list[dict]:
 def visible_primaries(conn, scope: Scope) -> list[str]:
     return [n["name"] for n in store.list_namespaces(conn)
             if n["kind"] == "primary" and scope.permits(n["name"])]
+
+
+def primary_namespaces(db: Database, scope: Scope | None = None) -> list[dict]:
+    """The primary namespaces in scope (default: all), each {name, kind, active, ...}."""
+    scope = scope or Scope.everything()
+    with db.connect() as conn:
+        return [n for n in store.list_namespaces(conn)
+                if n["kind"] == "primary" and scope.permits(n["name"])]
+
+
+def list_all(db: Database, scope: Scope, namespace: str, *,
+             status: str = "active") -> tuple[list[dict], int]:
+    """(every memory of the namespace, total): no cap, one snapshot (see
+    memories.list_all)."""
+    wanted = _status_filter(status)
+    with db.connect() as conn:
+        _require(conn, scope, namespace)
+    return vault_service.list_all(db, namespace, status=wanted)
 
 
 def list_page(db: Database, scope: Scope, namespace: str, *, after_id: int = 0,
@@ -102,7 +129,7 @@ def get(db: Database, scope: Scope, memory_id: int) -> dict:
     return row
 
 
-def _embed(embedder: Embedder | None, text: str):
+def embed_text(embedder: Embedder | None, text: str):
     embedder = embedder or vault_service.vault_embedder()
     return embedder, embedder.embed([store.normalize_text(text)])[0]
 
@@ -116,9 +143,7 @@ def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; write to the primary "
                          f"namespace or to its __ideas")
-    if category not in store.CATEGORIES:
-        raise ValueError(f"unknown category {category!r}; use one of "
-                         f"{', '.join(store.CATEGORIES)}")
+    _check_text(text, category)
     return vault_service.add(db, namespace, text, category, actor, "hand",
                              embedder=embedder or vault_service.vault_embedder())
 
@@ -129,24 +154,15 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
     whether `namespace` names the primary or its ideas shadow; never a primary namespace.
     Text already in the primary or pending in ideas is not added twice (created=False and
     the existing id). Text that looks like a credential is refused."""
-    from memory_platform.secrets import MASK, looks_like_secret
-
     kind, primary = store.parse_namespace(namespace)
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
                          f"<namespace>__ideas")
     primary = namespace if kind == "primary" else primary
     check(scope, primary)
-    if not text or not text.strip():
-        raise ValueError("a memory needs some text")
-    if category not in store.CATEGORIES:
-        raise ValueError(f"unknown category {category!r}; use one of "
-                         f"{', '.join(store.CATEGORIES)}")
-    if MASK in text or looks_like_secret(text):
-        raise ValueError("refused: the text looks like it holds a credential; secrets are "
-                         "never stored in the vault")
+    _check_text(text, category)
     target = store.shadow_of(primary, "ideas")
-    embedder, vector = _embed(embedder, text)
+    embedder, vector = embed_text(embedder, text)
     with db.connect() as conn:
         store.ensure_memory_model(conn, embedder.name, embedder.dims)
         with conn.transaction():
@@ -173,15 +189,15 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
     writes nothing (changed=False)."""
     if text is None and category is None:
         raise ValueError("give a new text or category")
-    if text is not None and not text.strip():
-        raise ValueError("a memory needs some text")
-    if category is not None and category not in store.CATEGORIES:
+    if text is not None:
+        _check_text(text, category)
+    elif category not in store.CATEGORIES:
         raise ValueError(f"unknown category {category!r}; use one of "
                          f"{', '.join(store.CATEGORIES)}")
     vector = None
     if text is not None:
         # Embed before writing (outside the row lock): a model that fails changes nothing.
-        embedder, vector = _embed(embedder, text)
+        embedder, vector = embed_text(embedder, text)
     with db.connect() as conn:
         if vector is not None:
             store.ensure_memory_model(conn, embedder.name, embedder.dims)
@@ -253,7 +269,7 @@ def search(db: Database, scope: Scope, query: str, *, namespace: str | None = No
         raise ValueError("search needs a query")
     if not 1 <= k <= 100:
         raise ValueError("k must be between 1 and 100")
-    embedder, vector = _embed(embedder, query)
+    embedder, vector = embed_text(embedder, query)
     with db.connect() as conn:
         if namespace is not None:
             _require(conn, scope, namespace)
@@ -265,110 +281,3 @@ def search(db: Database, scope: Scope, query: str, *, namespace: str | None = No
     # Defence in depth: nothing outside the scope leaves, whatever the SQL returned.
     hits = [h for h in hits if scope.permits(h["namespace"])]
     return {"query": query, "namespaces": searched, "hits": hits}
-
-
-def _neutralize(text: str) -> str:
-    """One line, and no way for a memory's text to open or close the context block."""
-    line = " ".join(text.split())
-    return line.replace(f"</{CONTEXT_MARKER}", f"&lt;/{CONTEXT_MARKER}").replace(
-        f"<{CONTEXT_MARKER}", f"&lt;{CONTEXT_MARKER}")
-
-
-def _route(project: str) -> str | None:
-    from memory_platform.routing import Routing
-
-    return Routing.load().route(project=project, source="claude-code")
-
-
-def context(
-    db: Database,
-    scope: Scope,
-    *,
-    query: str | None = None,
-    project: str | None = None,
-    namespaces: Sequence[str] | None = None,
-    token_budget: int = 1500,
-    min_similarity: float = 0.15,
-    embedder: Embedder | None = None,
-) -> dict:
-    """The active memories most relevant to `query` (or to `project`) in the primary
-    namespaces asked for (default: those in scope; with only a project, the namespace its
-    routing rule names when in scope), packed most relevant first into `token_budget`
-    tokens (counted as 4 characters a token, the wrapper included) and wrapped in
-    <memory-platform-context> so a later dream never re-extracts them.
-
-    Superseded facts and facts whose validity ended are left out. With a query, memories
-    below `min_similarity` that do not contain the query verbatim are left out too; with
-    only a project, the namespace's memories are ranked by similarity to the project name.
-    Returns {context, memory_ids, namespaces, tokens_used, token_budget, omitted}: context
-    is "" when nothing qualifies; omitted counts relevant memories that did not fit."""
-    query = query.strip() if query else None
-    project = project.strip() if project else None
-    if not query and not project:
-        raise ValueError("give a query or a project")
-    if token_budget < 64:
-        raise ValueError("token_budget must be at least 64")
-    with db.connect() as conn:
-        if namespaces:
-            chosen = []
-            for name in namespaces:
-                kind, primary = store.parse_namespace(name)
-                if kind != "primary":
-                    raise ValueError(f"{name!r} is a shadow namespace: a context holds "
-                                     f"reviewed memories of primary namespaces only")
-                check(scope, name)
-                if name not in chosen:
-                    chosen.append(name)
-        else:
-            chosen = visible_primaries(conn, scope)
-            if project and not query:
-                routed = _route(project)
-                if routed in chosen:
-                    chosen = [routed]
-    text = query or (PurePath(project).name or project)
-    result = {"context": "", "memory_ids": [], "namespaces": chosen, "tokens_used": 0,
-              "token_budget": token_budget, "omitted": 0}
-    if not chosen:
-        return result
-    embedder, vector = _embed(embedder, text)
-    vault_service.embed_missing_memories(db, embedder)
-    with db.connect() as conn:
-        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector, chosen,
-                                          k=CONTEXT_POOL, reviews=(), current_only=True)
-        keyword = store.keyword_matches(conn, query, chosen, limit=CONTEXT_POOL,
-                                        current_only=True) if query else []
-        ranked_ids: list[int] = [h["id"] for h in keyword]
-        floor = min_similarity if query else -math.inf
-        ranked_ids += [h["id"] for h in semantic
-                       if h["id"] not in ranked_ids and h["similarity"] >= floor]
-        rows = access_store.memories_by_id(conn, ranked_ids)
-    candidates = [rows[i] for i in ranked_ids if i in rows]
-    # The pools hold current primary facts only (current_only); this is defence in depth
-    # for the scope and the row's state, with no second clock read.
-    candidates = [m for m in candidates
-                  if m["status"] == "active" and m["review"] is None
-                  and m["superseded_by"] is None
-                  and scope.permits(m["namespace"]) and m["namespace"] in chosen]
-    if not candidates:
-        return result
-    head = (f"<{CONTEXT_MARKER}>\nMemories from the user's vault ({', '.join(chosen)}), most "
-            f"relevant first; recorded earlier, they may be out of date.\n")
-    tail = f"</{CONTEXT_MARKER}>"
-    budget = token_budget * CHARS_PER_TOKEN
-    used = len(head) + len(tail)
-    lines: list[str] = []
-    picked: list[int] = []
-    omitted = 0
-    for m in candidates:
-        line = f"- [{m['category']}] {_neutralize(m['text'])} ({m['namespace']} #{m['id']})\n"
-        if used + len(line) > budget:
-            omitted += 1  # a shorter, less relevant memory may still fit: keep going
-            continue
-        lines.append(line)
-        picked.append(m["id"])
-        used += len(line)
-    if not picked:
-        return {**result, "omitted": omitted}
-    block = head + "".join(lines) + tail
-    return {**result, "context": block, "memory_ids": picked,
-            "tokens_used": math.ceil(len(block) / CHARS_PER_TOKEN), "omitted": omitted}

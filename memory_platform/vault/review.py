@@ -17,26 +17,22 @@ Each decision is one transaction that locks the shadow row and checks it is stil
 of two decisions on one entry, exactly one wins and the other raises `ReviewConflict`
 naming who decided first and when. Every row touched gets a `vault_audit` row.
 
-    overview(db)                              -> [{namespace, pending, oldest_created_at, ...}]
-    pending(db, "personal")                   -> (entries, total)
+What waits (overview, pending entries, backlog) is read by `vault/queue.py`.
+
     approve(db, 42, actor="cli:alice", text="edited", namespace="work")
     skip(db, 43, actor="cli:alice", reason="not durable")
     supersede(db, 44, actor="cli:alice", old_memory_id=7)
     bulk_approve(db, [45, 46], actor="cli:alice") -> [{id, outcome, ...}]
 """
 
-import os
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import datetime
 
-from memory_platform.embeddings import PROVIDERS, Embedder
+from memory_platform.query.embeddings import Embedder
 from memory_platform.store import Database
 from memory_platform.store import review as store
 from memory_platform.store import vault as vault_store
-from memory_platform.vault import VAULT_EMBEDDER_ENV, vault_embedder
-
-PAGE_SIZE = 100
-NEAREST_K = 5  # neighbours read to find the nearest current fact
+from memory_platform.vault.memories import VaultModel
 
 
 class ReviewConflict(RuntimeError):
@@ -50,156 +46,6 @@ class ReviewConflict(RuntimeError):
         self.state = state
         self.actor = actor
         self.at = at
-
-
-class _VaultModel:
-    """The vault embedder's model name and dimension, known without loading the model (the
-    local model takes seconds to load): a plain approval copies the shadow entry's vector
-    inside PostgreSQL and never embeds anything. The model loads only to embed an edit."""
-
-    def __init__(self, embedder: Embedder | None = None):
-        self._embedder = embedder
-        if embedder is not None:
-            self.name, self.dims = embedder.name, embedder.dims
-            return
-        factory = PROVIDERS.get(os.environ.get(VAULT_EMBEDDER_ENV) or "local")
-        name, dims = getattr(factory, "name", None), getattr(factory, "dims", None)
-        if isinstance(name, str) and isinstance(dims, int):
-            self.name, self.dims = name, dims
-        else:  # a provider that only knows its name once built
-            self._embedder = vault_embedder()
-            self.name, self.dims = self._embedder.name, self._embedder.dims
-
-    def embed(self, text: str):
-        if self._embedder is None:
-            self._embedder = vault_embedder()
-        return self._embedder.embed([vault_store.normalize_text(text)])[0]
-
-
-# --- what waits --------------------------------------------------------------------------
-
-
-def overview(db: Database, now: datetime | None = None) -> list[dict]:
-    """One entry per primary namespace with pending shadow entries, by name: namespace,
-    pending, oldest_created_at, age_seconds (of the oldest), by_shadow {shadow: count}."""
-    now = now or datetime.now(timezone.utc)
-    with db.connect() as conn:
-        rows = store.pending_overview(conn)
-    by_primary: dict[str, dict] = {}
-    for r in rows:
-        entry = by_primary.setdefault(r["primary"], {
-            "namespace": r["primary"], "pending": 0, "oldest_created_at": None,
-            "by_shadow": {}})
-        entry["pending"] += r["pending"]
-        entry["by_shadow"][r["shadow"]] = r["pending"]
-        if entry["oldest_created_at"] is None or r["oldest_created_at"] < entry[
-                "oldest_created_at"]:
-            entry["oldest_created_at"] = r["oldest_created_at"]
-    for entry in by_primary.values():
-        entry["age_seconds"] = max(0.0, (now - entry["oldest_created_at"]).total_seconds())
-    return [by_primary[k] for k in sorted(by_primary)]
-
-
-def _shadows_of(conn, namespace: str) -> tuple[str, list[str]]:
-    """(primary, shadow namespaces to read) for a primary or a shadow namespace name."""
-    kind, primary = vault_store.parse_namespace(namespace)
-    if vault_store.get_namespace(conn, namespace) is None:
-        # A typo must not read as an empty backlog.
-        known = [n["name"] for n in vault_store.list_namespaces(conn) if n["kind"] == "primary"]
-        raise ValueError(f"no vault namespace {namespace!r}; known: "
-                         f"{', '.join(known) if known else 'none yet'}")
-    if kind != "primary":
-        return primary, [namespace]
-    return namespace, [vault_store.shadow_of(namespace, k) for k in vault_store.SHADOW_KINDS]
-
-
-def pending(
-    db: Database, namespace: str, *, after_id: int = 0, limit: int = PAGE_SIZE
-) -> tuple[list[dict], int]:
-    """(one page of pending entries for `namespace`, total pending). `namespace` is a primary
-    namespace (its `__dream` and `__ideas` shadows are read) or one shadow namespace. Keyset
-    paging: pass the last entry's id as `after_id` for the next page.
-
-    Each entry: id, namespace (the shadow), target_namespace, text, score, why, category,
-    source, created_at, valid_from, provenance {dream_run_id, candidate_id,
-    source_event_ids}, verdict (the dedup verdict, or None), nearest (the nearest current
-    memory of the target namespace with its similarity: the verdict's neighbour when that is
-    one, else looked up with the entry's stored vector; None when the namespace is empty),
-    contradicts (for a contradiction: the memory it contradicts, with `current`)."""
-    if limit <= 0:
-        raise ValueError("limit must be positive")
-    model = _VaultModel()
-    with db.connect() as conn:
-        primary, shadows = _shadows_of(conn, namespace)
-        with conn.transaction():
-            # One snapshot for the page and the total.
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
-            total = store.count_pending(conn, shadows)
-            rows = store.pending_page(conn, shadows, after_id=after_id, limit=limit)
-            entries = [_entry(conn, row, primary, model) for row in rows]
-    return entries, total
-
-
-def _entry(conn, row: dict, primary: str, model: _VaultModel) -> dict:
-    verdict = None
-    if row["v_verdict"] is not None:
-        verdict = {
-            "verdict": row["v_verdict"], "decided_by": row["v_decided_by"],
-            "reason": row["v_reason"],
-            "similarity": None if row["v_similarity"] is None else float(row["v_similarity"]),
-            "neighbour_id": row["v_neighbour_id"],
-            "neighbour_candidate_id": row["v_neighbour_candidate_id"],
-            "neighbour_text": row["v_neighbour_text"], "run_id": row["v_run_id"],
-        }
-    neighbour_is_current_primary = (
-        row["v_neighbour_id"] is not None and row["nb_namespace"] == primary
-        and row["nb_status"] == "active" and row["nb_valid_to"] is None)
-    nearest = None
-    if neighbour_is_current_primary and row["v_similarity"] is not None:
-        nearest = {"id": row["v_neighbour_id"], "namespace": row["nb_namespace"],
-                   "text": row["nb_text"], "similarity": float(row["v_similarity"]),
-                   "from": "verdict"}
-    else:
-        nearest = _nearest(conn, row["id"], primary, model)
-    contradicts = None
-    if row["v_verdict"] == "contradiction" and row["v_neighbour_id"] is not None:
-        contradicts = {
-            "id": row["v_neighbour_id"], "namespace": row["nb_namespace"],
-            "text": row["nb_text"], "category": row["nb_category"],
-            "status": row["nb_status"], "review": row["nb_review"],
-            "valid_from": row["nb_valid_from"], "valid_to": row["nb_valid_to"],
-            "superseded_by": row["nb_superseded_by"],
-            # supersede applies to a current fact of the primary namespace only
-            "current": bool(neighbour_is_current_primary),
-        }
-    return {
-        "id": row["id"], "namespace": row["namespace"], "target_namespace": primary,
-        "text": row["text"], "score": row["score"], "why": row["why"],
-        "category": row["category"], "source": row["source"],
-        "created_at": row["created_at"], "valid_from": row["valid_from"],
-        "provenance": {"dream_run_id": row["dream_run_id"], "candidate_id": row["candidate_id"],
-                       "source_event_ids": list(row["source_event_ids"] or [])},
-        "verdict": verdict, "nearest": nearest, "contradicts": contradicts,
-    }
-
-
-def _nearest(conn, memory_id: int, primary: str, model: _VaultModel) -> dict | None:
-    vector = store.memory_vector(conn, model.name, memory_id)
-    if vector is None or vector.shape != (model.dims,):
-        return None  # not embedded yet (vault.embed_missing_memories fills it in)
-    # reviews=(): primary rows only (active ones), no shadow entry. A superseded fact is
-    # still 'active' (kept, with valid_to), so a few are read and the first current kept.
-    found = vault_store.nearest_memories(conn, model.name, model.dims, vector, [primary],
-                                         k=NEAREST_K, reviews=())
-    current = store.current_ids(conn, [hit["id"] for hit in found])
-    hit = next((h for h in found if h["id"] in current), None)
-    if hit is None:
-        return None
-    return {"id": hit["id"], "namespace": hit["namespace"], "text": hit["text"],
-            "similarity": float(hit["similarity"]), "from": "vector"}
-
-
-# --- decisions ---------------------------------------------------------------------------
 
 
 def _peek_shadow(conn, memory_id: int) -> dict:
@@ -251,7 +97,7 @@ def _decide(
     text: str | None,
     namespace: str | None,
     old_memory_id: int | None,
-    model: _VaultModel,
+    model: VaultModel,
 ) -> dict:
     if not actor:
         raise ValueError("every decision names its actor")
@@ -354,7 +200,7 @@ def approve(
     Raises ReviewConflict when the entry is no longer pending."""
     with db.connect() as conn:
         return _decide(conn, memory_id, actor=actor, text=text, namespace=namespace,
-                       old_memory_id=None, model=_VaultModel(embedder))
+                       old_memory_id=None, model=VaultModel(embedder))
 
 
 def supersede(
@@ -373,7 +219,7 @@ def supersede(
     current."""
     with db.connect() as conn:
         return _decide(conn, memory_id, actor=actor, text=text, namespace=None,
-                       old_memory_id=old_memory_id, model=_VaultModel(embedder))
+                       old_memory_id=old_memory_id, model=VaultModel(embedder))
 
 
 def skip(db: Database, memory_id: int, *, actor: str, reason: str | None = None) -> dict:
@@ -397,7 +243,7 @@ def bulk_approve(
     """Approve each entry in its own transaction, in the order given: one entry someone else
     decided first does not stop the rest. One result per id: {id, outcome: 'approved',
     promoted_id, namespace} or {id, outcome: 'conflict' | 'error', message}."""
-    model = _VaultModel(embedder)
+    model = VaultModel(embedder)
     results = []
     with db.connect() as conn:
         for memory_id in ids:
@@ -422,17 +268,54 @@ def audit_trail(db: Database, memory_ids: Sequence[int]) -> list[dict]:
         return store.audit_rows(conn, memory_ids)
 
 
-def backlog_status(db: Database, *, max_pending: int, max_age_days: float,
-                   now: datetime | None = None) -> dict:
-    """The backlog against its limits: pending, oldest_age_days, by_namespace, too_many,
-    too_old, ok."""
-    entries = overview(db, now=now)
-    pending_total = sum(e["pending"] for e in entries)
-    oldest = max((e["age_seconds"] for e in entries), default=None)
-    oldest_days = None if oldest is None else oldest / 86400
-    too_many = pending_total > max_pending
-    too_old = oldest_days is not None and oldest_days > max_age_days
-    return {"pending": pending_total, "oldest_age_days": oldest_days,
-            "by_namespace": {e["namespace"]: e["pending"] for e in entries},
-            "too_many": too_many, "too_old": too_old, "ok": not (too_many or too_old),
-            "max_pending": max_pending, "max_age_days": max_age_days}
+
+
+def check_decision(*, action: str, text: str | None = None, namespace: str | None = None,
+                   old_memory_id: int | None = None, promoted_id: int | None = None) -> None:
+    """Refuse a decision that cannot succeed, before anything is launched for it."""
+    if namespace is not None:
+        kind, _ = vault_store.parse_namespace(namespace)
+        if kind != "primary":
+            raise ValueError(f"{namespace!r} is a shadow namespace; approve into a primary one")
+    if text is not None and not text.strip():
+        raise ValueError("an edited memory needs some text")
+    if action == "supersede" and old_memory_id is None:
+        raise ValueError("action 'supersede' needs old_memory_id, the fact it replaces")
+    if action == "record" and promoted_id is None:
+        raise ValueError("action 'record' needs promoted_id, the memory the decision wrote")
+
+
+def recorded_decision(db: Database, memory_id: int, *, promoted_id: int,
+                      old_memory_id: int | None = None) -> tuple[dict, str]:
+    """The decision already made on `memory_id` (by a face that decided in its own request),
+    checked against the database, in the shape `approve` returns, and who made it. Raises
+    ValueError when the database does not show that decision: nothing is recorded that did
+    not happen."""
+    with db.connect() as conn:
+        shadow = vault_store.get_memory(conn, memory_id)
+        promoted = vault_store.get_memory(conn, promoted_id)
+        decided = store.last_decision(conn, memory_id)
+        old = (vault_store.get_memory(conn, old_memory_id)
+               if old_memory_id is not None else None)
+    if shadow is None or shadow["review"] != "approved" or decided is None:
+        raise ValueError(f"memory {memory_id} is not approved "
+                         f"(review: {shadow and shadow['review']}); nothing to record")
+    note = shadow["review_note"] or ""
+    created = promoted is not None and promoted["promoted_from"] == memory_id
+    if promoted is None or not (created or f"memory {promoted_id}" in note):
+        raise ValueError(f"memory {promoted_id} is not what approving memory "
+                         f"{memory_id} wrote")
+    if old is not None and old["superseded_by"] != promoted_id:
+        raise ValueError(f"memory {old_memory_id} was not superseded by memory {promoted_id}")
+    done = {
+        "memory_id": memory_id, "action": "supersede" if old is not None else "approve",
+        "promoted_id": promoted["id"], "namespace": promoted["namespace"],
+        "text": promoted["text"], "edited": note.startswith("edited"), "created": created,
+        "superseded_id": old["id"] if old is not None else None,
+        "provenance": {"shadow_namespace": shadow["namespace"],
+                       "dream_run_id": shadow["dream_run_id"],
+                       "candidate_id": shadow["candidate_id"],
+                       "source_event_ids": list(shadow["source_event_ids"] or []),
+                       "score": shadow["score"], "verdict": shadow["verdict"]},
+    }
+    return done, decided["actor"]

@@ -26,6 +26,7 @@ from typing import Protocol
 
 import numpy as np
 
+from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.store import search as store
 
@@ -315,7 +316,7 @@ def get_embedder(name: str | None = None) -> Embedder:
     """The embedder called `name` (default: MEMORY_PLATFORM_EMBEDDER, else DEFAULT_EMBEDDER,
     the context-aware local model used for events), built once per process: loading the
     local model takes seconds."""
-    name = name or os.environ.get("MEMORY_PLATFORM_EMBEDDER") or DEFAULT_EMBEDDER
+    name = name or load_settings().embedder
     if name not in PROVIDERS:
         raise EmbeddingError(f"unknown embedder {name!r}; choose one of {sorted(PROVIDERS)}")
     with _cache_lock:

@@ -36,10 +36,9 @@ import numpy as np
 from pydantic import BaseModel, Field, model_validator
 
 from memory_platform.llm import LLM, LLMCallError
-from memory_platform.secrets import mask_secrets
-from memory_platform.store import Database
+from memory_platform.privacy.masking import mask_secrets
+from memory_platform.store import Database, vault
 from memory_platform.store import dedup as store
-from memory_platform.store import vault
 
 log = logging.getLogger(__name__)
 
@@ -487,7 +486,7 @@ def run_dedup(
     and per-candidate latency (vector search + judge; embedding, done once per batch, is
     reported apart)."""
     if embedder is None:  # memory vectors: the vault's plain model, never the events' one
-        from memory_platform.vault import vault_embedder
+        from memory_platform.vault.memories import vault_embedder
 
         embedder = vault_embedder()
     _check_model(embedder, thresholds)

@@ -8,11 +8,12 @@ dedup gate finds it. Staging is idempotent on the candidate id.
 
 from datetime import date
 
-from memory_platform.embeddings import Embedder
+from memory_platform.query.embeddings import Embedder
 from memory_platform.store import Database
 from memory_platform.store import dream as store
 from memory_platform.store import vault as vault_store
-from memory_platform.vault import vault_embedder
+from memory_platform.vault.memories import vault_embedder
+
 
 def stage_day(db: Database, day: date, *, run_id: str, embedder: Embedder | None = None) -> dict:
     """Stage the day's accepted, not yet staged candidates. Returns counts and the staged ids."""

@@ -12,7 +12,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
-from memory_platform.secrets import mask_secrets
+from memory_platform.privacy.masking import mask_secrets
 from memory_platform.store import Database
 from memory_platform.store.ranges import events_for_summary
 

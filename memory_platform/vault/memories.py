@@ -7,17 +7,16 @@ embedder on purpose: events may use a context-carrying variant, while a memory i
 self-contained sentence, and the dedup gate must compare memories in one vector space.
 """
 
-import os
 import time
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from memory_platform.embeddings import Embedder, get_embedder
+from memory_platform.query.embeddings import PROVIDERS, Embedder, get_embedder
+from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.store import vault as store
 
-VAULT_EMBEDDER_ENV = "MEMORY_PLATFORM_VAULT_EMBEDDER"
 PAGE_SIZE = 500
 EMBED_PAGE = 256  # memories embedded and committed per transaction
 
@@ -25,7 +24,31 @@ EMBED_PAGE = 256  # memories embedded and committed per transaction
 def vault_embedder() -> Embedder:
     """The embedder of memories; always named explicitly, so a different default for events
     never changes the vault's vector space."""
-    return get_embedder(os.environ.get(VAULT_EMBEDDER_ENV) or "local")
+    return get_embedder(load_settings().vault_embedder)
+
+
+class VaultModel:
+    """The vault embedder's model name and dimension, known without loading the model (the
+    local model takes seconds to load): a plain approval copies the shadow entry's vector
+    inside PostgreSQL and never embeds anything. The model loads only to embed an edit."""
+
+    def __init__(self, embedder: Embedder | None = None):
+        self._embedder = embedder
+        if embedder is not None:
+            self.name, self.dims = embedder.name, embedder.dims
+            return
+        factory = PROVIDERS.get(load_settings().vault_embedder)
+        name, dims = getattr(factory, "name", None), getattr(factory, "dims", None)
+        if isinstance(name, str) and isinstance(dims, int):
+            self.name, self.dims = name, dims
+        else:  # a provider that only knows its name once built
+            self._embedder = vault_embedder()
+            self.name, self.dims = self._embedder.name, self._embedder.dims
+
+    def embed(self, text: str):
+        if self._embedder is None:
+            self._embedder = vault_embedder()
+        return self._embedder.embed([store.normalize_text(text)])[0]
 
 
 def _require_namespace(conn, name: str) -> dict:

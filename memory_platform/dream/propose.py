@@ -11,31 +11,31 @@ recorded with their status, not dropped. Candidates and the watermark commit tog
 chunk, so a crash loses at most the chunk in flight and a re-run reads nothing twice.
 """
 
-import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta
+from datetime import date, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
-from memory_platform.routing import Routing
-from memory_platform.secrets import MASK, mask_secrets
+from memory_platform.privacy.masking import MASK, mask_secrets
+from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
 from memory_platform.store import dream as store
 from memory_platform.store.dream import CandidateRow, DreamEvent
+from memory_platform.vault.context import CONTEXT_MARKER
+from memory_platform.vault.routing import Routing
 
 PROMPT_VERSION = "dream-2026-11-29"
 DEFAULT_MIN_SCORE = 6
 CHUNK_CHARS = 12_000  # conversation text per call: ~3k tokens plus the rubric
 TURN_CHARS = 2_000  # one turn's share; longer turns are cut and marked
 
-# What this system injects into a session (vault_context packs, hook context) is wrapped in
-# this marker, and cut out before a dream reads the turn: recalled memories must not come
+# What this system injects into a session (context packs, hook context) is wrapped in
+# CONTEXT_MARKER, and cut out before a dream reads the turn: recalled memories must not come
 # back as new ones.
-CONTEXT_MARKER = "memory-platform-context"
 _INJECTED = re.compile(rf"<{CONTEXT_MARKER}\b[^>]*>.*?</{CONTEXT_MARKER}>", re.S)
 
 RUBRIC = """\
@@ -85,17 +85,8 @@ class DreamSettings:
     turn_chars: int = TURN_CHARS
 
     @classmethod
-    def from_env(cls) -> "DreamSettings":
-        raw = os.environ.get("MEMORY_PLATFORM_DREAM_MIN_SCORE")
-        if raw is None:
-            return cls()
-        try:
-            score = int(raw)
-        except ValueError:
-            score = 0
-        if not 1 <= score <= 10:
-            raise ValueError(f"MEMORY_PLATFORM_DREAM_MIN_SCORE must be 1-10, not {raw!r}")
-        return cls(min_score=score)
+    def from_settings(cls, settings: Settings) -> "DreamSettings":
+        return cls(min_score=settings.dream_min_score)
 
     def as_metadata(self) -> dict:
         return {"min_score": self.min_score, "chunk_chars": self.chunk_chars,
@@ -259,7 +250,7 @@ def dream_day(
     provider's own retries and re-asks): the chunks already done stay committed, and the
     re-run resumes from the watermark."""
     routing = routing or Routing.load()
-    settings = settings or DreamSettings.from_env()
+    settings = settings or DreamSettings.from_settings(load_settings())
     report = DreamReport(day=day)
     with db.connect() as conn:
         groups = store.undreamed_events(conn, day)
@@ -324,12 +315,3 @@ def _candidates(answer: DreamAnswer, chunk: list[PreparedTurn], namespace: str,
                                  namespace=namespace, why=mask_secrets(memory.why)[0],
                                  source_event_ids=cited, status=status))
     return rows
-
-
-def days_in(start: datetime, end: datetime) -> list[date]:
-    """The UTC days of a partition time window [start, end)."""
-    days, day = [], start.date()
-    while datetime.combine(day, datetime.min.time(), tzinfo=start.tzinfo) < end:
-        days.append(day)
-        day += timedelta(days=1)
-    return days

@@ -1,0 +1,93 @@
+"""`memory-platform bench ...`: benchmarks that print figures and write JSON."""
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from memory_platform.cli.common import run, say
+
+bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
+
+
+def _ints(values: str) -> list[int]:
+    return [int(s.replace("_", "")) for s in values.split(",") if s.strip()]
+
+
+def _names(values: str) -> list[str]:
+    return [p.strip() for p in values.split(",") if p.strip()]
+
+
+@bench_app.command("ingest")
+def bench_ingest(
+    sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =
+        "10000,100000,1000000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/ingest.json"),
+) -> None:
+    """Ingest on synthetic histories in the real formats: parse rate, import rate,
+    database bytes per event, re-import time."""
+
+    def body():
+        from memory_platform.bench import ingest
+
+        ingest.run(_ints(sizes), out, log=say)
+
+    run(body)
+
+
+@bench_app.command("search")
+def bench_search(
+    parts: Annotated[str, typer.Option(help="Any of locomo,latency,throughput.")] =
+        "locomo,latency,throughput",
+    sizes: Annotated[str, typer.Option(help="Event counts for the latency part.")] = "100000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/search.json"),
+) -> None:
+    """Retrieval quality on LoCoMo (dense, keyword, hybrid), search latency percentiles at
+    scale, and local embedding throughput."""
+
+    def body():
+        from memory_platform.bench import search
+
+        search.run(out, parts=_names(parts), sizes=_ints(sizes), log=say)
+
+    run(body)
+
+
+@bench_app.command("dedup")
+def bench_dedup(
+    parts: Annotated[str, typer.Option(help="Any of labelled,latency.")] = "labelled,latency",
+    sizes: Annotated[str, typer.Option(help="Vault sizes in memories for the latency part.")] =
+        "10000,100000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/dedup.json"),
+) -> None:
+    """The dedup gate: precision/recall of its vector stage on the labelled pairs, and its
+    per-candidate latency and throughput against vaults of the given sizes."""
+
+    def body():
+        from memory_platform.bench import dedup
+
+        dedup.run(out, parts=_names(parts), sizes=_ints(sizes), log=say)
+
+    run(body)
+
+
+@bench_app.command("review")
+def bench_review(
+    approvals: Annotated[int, typer.Option(help="Approvals to time in the dashboard.")] = 200,
+    list_size: Annotated[int, typer.Option(help="Memories for the vault_list timing.")] =
+        10_000,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/review.json"),
+) -> None:
+    """The review dashboard in headless Chromium: click to promoted-and-visible (p95 over the
+    approvals) and the Dagster runs' catch-up; vault_list of a large namespace."""
+
+    def body():
+        from memory_platform.bench import review
+
+        review.run(out, approvals=approvals, list_size=list_size, log=say)
+
+    run(body)

@@ -1,0 +1,275 @@
+"""cairn from the command line: import, status, up, search, embed, summarize."""
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from memory_platform.cli.common import (
+    database,
+    err,
+    out,
+    parse_day,
+    run,
+    to_json,
+    warn,
+)
+from memory_platform.settings import load_settings
+
+SOURCE_KINDS = ["claude-code", "claude-ai", "chatgpt", "gemini", "notes", "codex"]
+
+
+def import_command(
+    kind: Annotated[str, typer.Argument(help=f"Source format: {', '.join(SOURCE_KINDS)}.")],
+    path: Annotated[Path, typer.Argument(help="An export file, zip, or folder.")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """Import an export file or folder. Re-running adds nothing twice."""
+
+    def body():
+        from memory_platform.ingest import importer
+        from memory_platform.ingest.catalog import discover
+        from memory_platform.ingest.report import ImportFailed, ImportReport
+
+        if kind not in SOURCE_KINDS:
+            raise ImportFailed(f"unknown source {kind!r}; choose one of {', '.join(SOURCE_KINDS)}")
+        targets = discover(kind, path.expanduser(), ImportReport())
+        if not targets:
+            raise ImportFailed(f"{path}: no {kind} files found there")
+        db = database()
+        if as_json or not sys.stderr.isatty():
+            result = importer.import_path(db, kind, path, files=targets)
+        else:
+            with Progress(
+                TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("{task.fields[events]:,} events"), TimeElapsedColumn(),
+                console=err, transient=True,
+            ) as bar:
+                task = bar.add_task(f"importing {kind}", total=len(targets), events=0)
+
+                def progress(what: str, amount: int) -> None:
+                    if what == "file":
+                        bar.advance(task, amount)
+                    else:
+                        bar.update(task, events=bar.tasks[task].fields["events"] + amount)
+
+                result = importer.import_path(db, kind, path, files=targets, progress=progress)
+        if as_json:
+            print(to_json(result.to_dict()))
+        else:
+            for error in result.errors:
+                warn(str(error))
+            out.print(
+                f"{result.files} file(s): {result.events_new:,} new events, "
+                f"{result.events_existing:,} already present"
+                + (f", {result.events_revised:,} changed (kept as revisions)"
+                   if result.events_revised else "")
+                + (f", {result.files_unchanged} file(s) unchanged" if result.files_unchanged
+                   else "")
+                + (f"; {len(result.errors)} error(s)" if result.errors else ""),
+                highlight=False,
+            )
+        if result.errors:
+            raise typer.Exit(1)
+
+    run(body)
+
+
+def status(
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
+) -> None:
+    """What is stored: events by source and month, the vault and its backlog, undreamed days.
+
+    Also the database size and a warning for watched folders not imported for a week."""
+
+    def body():
+        from memory_platform import status as service
+
+        data = service.report(database(), load_settings())
+        if as_json:
+            print(to_json(data))
+            return
+        _print_status(data)
+
+    run(body)
+
+
+def _print_status(data: dict) -> None:
+    table = Table(title="cairn: events by source")
+    for col in ("source", "events", "conversations", "first", "last"):
+        table.add_column(col, justify="right" if col in ("events", "conversations") else "left")
+    for source, t in data["by_source"].items():
+        table.add_row(source, f"{t['events']:,}", f"{t['conversations']:,}",
+                      f"{t['first']:%Y-%m-%d}", f"{t['last']:%Y-%m-%d}")
+    out.print(table)
+    months = data["by_month"]
+    if months:
+        by_month = Table(title="events by month")
+        by_month.add_column("month")
+        kinds = sorted({m["source"] for m in months})
+        for k in kinds:
+            by_month.add_column(k, justify="right")
+        grid: dict[str, dict[str, int]] = {}
+        for m in months:
+            grid.setdefault(m["month"], {})[m["source"]] = m["events"]
+        for month in sorted(grid):
+            by_month.add_row(month, *[f"{grid[month].get(k, 0):,}" for k in kinds])
+        out.print(by_month)
+    if data["vault"]:
+        vault_table = Table(title="vault: memories and review backlog")
+        for col in ("namespace", "memories", "pending review", "oldest pending"):
+            vault_table.add_column(col, justify="left" if col == "namespace" else "right")
+        for v in data["vault"]:
+            age = "" if v["oldest_pending_days"] is None else f"{v['oldest_pending_days']} d"
+            vault_table.add_row(v["namespace"], f"{v['memories']:,}",
+                                f"{v['pending_review']:,}", age)
+        out.print(vault_table)
+    if data["undreamed"]:
+        out.print(f"not dreamed yet: {data['undreamed']['first']} .. "
+                  f"{data['undreamed']['last']} (`memory-platform dream`, or the nightly "
+                  f"schedule)", highlight=False)
+    out.print(
+        f"{data['events']:,} events in {data['conversations']:,} conversations from "
+        f"{data['source_files']:,} files; database {data['database_bytes'] / 1e6:,.1f} MB "
+        f"({data['database']})",
+        highlight=False,
+    )
+    for warning in data["warnings"]:
+        warn(warning)
+
+
+def up(
+    demo: Annotated[
+        Optional[bool],
+        typer.Option("--demo/--no-demo", help="Import the demo history (default: only when "
+                     "there is no history of your own)."),
+    ] = None,
+    serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Start the Dagster UI.")] = True,
+    port: Annotated[int, typer.Option(help="Port for the Dagster UI.")] = 3000,
+    host: Annotated[str, typer.Option(help="Address for the Dagster UI.")] = "127.0.0.1",
+) -> None:
+    """Start the database, import the watched folders and serve the Dagster UI.
+
+    Imports everything in the watched folders (a demo history on a machine with none) and
+    materializes it in Dagster before serving the UI."""
+
+    def body():
+        from memory_platform import launch
+
+        settings = load_settings()
+        summary = launch.bring_up(settings, demo=demo,
+                                  log=lambda m: err.print(m, highlight=False))
+        err.print(
+            f"[green]ready:[/] {summary['events']:,} events across "
+            f"{summary['partitions']} day partitions",
+            highlight=False,
+        )
+        if serve:
+            err.print(f"Dagster UI: http://{host}:{port}  (Ctrl-C to stop)", highlight=False)
+            raise typer.Exit(launch.serve_ui(settings, host=host, port=port))
+
+    run(body)
+
+
+def search(
+    query: Annotated[str, typer.Argument(help="Words, an error code, a path or a question.")],
+    k: Annotated[int, typer.Option("--k", min=1, max=100, help="How many hits.")] = 10,
+    source: Annotated[Optional[str], typer.Option(help="Only this source.")] = None,
+    project: Annotated[Optional[str], typer.Option(help="Only this project (cwd).")] = None,
+    since: Annotated[Optional[str], typer.Option(help="From this date (UTC).")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Before this date (UTC).")] = None,
+    mode: Annotated[str, typer.Option(help="hybrid, dense or keyword.")] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] = False,
+) -> None:
+    """Search everything imported, by meaning and by exact words."""
+
+    def body():
+        from memory_platform.query import search as service
+
+        if mode not in ("hybrid", "dense", "keyword"):
+            raise ValueError(f"unknown mode {mode!r}; use hybrid, dense or keyword")
+        filters = service.SearchFilters(source=source, project=project,
+                                        since=parse_day(since, "--since"),
+                                        until=parse_day(until, "--until"))
+        hits = service.search(database(), query, k=k, filters=filters, mode=mode)
+        if as_json:
+            print(to_json([h.to_dict() for h in hits]))
+            return
+        if not hits:
+            err.print("no hits", highlight=False)
+        for h in hits:
+            data = h.to_dict()
+            text = " ".join(str(data["text"]).split())
+            out.print(
+                f"[bold]{data['score']:.3f}[/] {str(data['occurred_at'])[:16]} "
+                f"[cyan]{data['source']}[/] {data['role']} #{data['event_id']}\n    "
+                f"{escape(text[:300])}{'…' if len(text) > 300 else ''}",
+                highlight=False,
+            )
+
+    run(body)
+
+
+def embed(
+    since: Annotated[Optional[str], typer.Option(help="Only events from this date.")] = None,
+    until: Annotated[Optional[str], typer.Option(help="Only events before this date.")] = None,
+) -> None:
+    """Embed every event that has no vector yet for the configured model."""
+
+    def body():
+        from memory_platform.query import embeddings
+
+        embedder = embeddings.get_embedder()
+        with Progress(TextColumn("[bold]embedding"), BarColumn(), MofNCompleteColumn(),
+                      TimeElapsedColumn(), console=err, transient=True,
+                      disable=not sys.stderr.isatty()) as bar:
+            task = bar.add_task("embed", total=None)
+
+            def progress(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            stats = embeddings.embed_missing(
+                database(), embedder, start=parse_day(since, "--since"),
+                end=parse_day(until, "--until"), progress=progress)
+        out.print(json.dumps(stats, default=str), highlight=False)
+
+    run(body)
+
+
+def summarize(
+    since: Annotated[str, typer.Option(help="Start date (UTC), e.g. 2026-03-01.")],
+    until: Annotated[str, typer.Option(help="End date (UTC, exclusive).")],
+    source: Annotated[Optional[str], typer.Option(help="Only this source.")] = None,
+    project: Annotated[Optional[str], typer.Option(help="Only this project.")] = None,
+    as_json: Annotated[bool, typer.Option("--json")] = False,
+) -> None:
+    """A cited summary of a time range, made now by the configured LLM."""
+
+    def body():
+        from memory_platform.llm import CallRecorder, provider_from_env
+        from memory_platform.query.search import SearchFilters
+        from memory_platform.query.summarize import summarize_range
+
+        db = database()
+        llm = CallRecorder(provider_from_env(), db=db)
+        result = summarize_range(db, llm, parse_day(since, "--since"),
+                                 parse_day(until, "--until"),
+                                 SearchFilters(source=source, project=project))
+        if as_json:
+            print(to_json(result.to_dict()))
+            return
+        out.print(escape(result.summary), highlight=False)
+        for item in result.highlights:
+            cites = ", ".join(f"#{i}" for i in item["event_ids"])
+            out.print(f"- {escape(item['text'])} ({cites})", highlight=False)
+        err.print(f"{result.events_read} events read in {result.chunks} chunk(s); "
+                  f"{result.llm_calls} LLM calls", highlight=False)
+
+    run(body)
+
+

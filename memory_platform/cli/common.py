@@ -1,0 +1,102 @@
+"""What every command shares: the consoles, one-line errors, the database handle, the
+actor written to audit rows, and date options.
+
+Commands import the services they call inside their bodies: `memory-platform X` loads only
+what X needs (Dagster alone takes seconds to import, the embedding model more), so a
+command that needs neither starts in a fraction of a second.
+"""
+
+import getpass
+import json
+from datetime import datetime, timezone
+
+import typer
+from rich.console import Console
+
+from memory_platform.settings import SettingsError, load_settings
+
+err = Console(stderr=True)
+out = Console()
+
+STATE = {"debug": False}
+
+
+def fail(message: str, code: int = 1) -> None:
+    """Print one `error:` line and exit."""
+    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def warn(message: str) -> None:
+    err.print(f"[yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+
+
+def say(message: str) -> None:
+    out.print(message, highlight=False, soft_wrap=True)
+
+
+def run(fn):
+    """Run a command body: known failures become one clear line (--debug: the traceback)."""
+    from memory_platform.ingest.report import ImportFailed
+    from memory_platform.llm.base import LLMError
+    from memory_platform.store import DatabaseError
+
+    try:
+        return fn()
+    except typer.Exit:
+        raise
+    except (ImportFailed, DatabaseError, LLMError, SettingsError, FileNotFoundError,
+            PermissionError, ValueError) as exc:
+        if STATE["debug"]:
+            raise
+        fail(str(exc))
+    except Exception as exc:  # anything else is a bug: still one line unless --debug
+        if STATE["debug"]:
+            raise
+        fail(f"{type(exc).__name__}: {exc} (run with --debug for the traceback)")
+
+
+def database():
+    from memory_platform.store import Database
+
+    return Database.from_settings(load_settings())
+
+
+def actor() -> str:
+    """Who a CLI write is audited as."""
+    try:
+        return f"cli:{getpass.getuser()}"
+    except (KeyError, OSError):
+        # getuser() fails in containers with no passwd entry and no USER; the audit row
+        # still says the write came from the CLI.
+        return "cli"
+
+
+def parse_day(value: str | None, option: str) -> datetime | None:
+    """A --since/--until style option as an aware datetime (UTC when no zone is given)."""
+    if value is None:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a date like 2026-03-01",
+                                 param_hint=option) from None
+    if parsed.tzinfo is None:
+        parsed = parsed.replace(tzinfo=timezone.utc)
+    return parsed
+
+
+def one_line(text: str, width: int = 300) -> str:
+    text = " ".join(str(text).split())
+    return text[:width] + ("…" if len(text) > width else "")
+
+
+def _json_default(value):
+    # ISO 8601 with a `T` for every date and time, as REST and MCP write them.
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def to_json(data) -> str:
+    return json.dumps(data, default=_json_default)

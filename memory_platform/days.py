@@ -1,0 +1,53 @@
+"""Day keys and day ranges: the calendar that the daily partitions, the schedules, the
+sensors and the CLI share. One partition key is one UTC day, `YYYY-MM-DD`.
+
+Pure functions with no Dagster import, so a CLI command can plan a range (what is not
+dreamed yet) without paying for loading Dagster; `partitions.py` builds the Dagster
+definitions on the same calendar.
+"""
+
+from datetime import date, datetime, timedelta, timezone
+
+from memory_platform.settings import load_settings
+
+
+def history_start() -> str:
+    """The first partition key (MEMORY_PLATFORM_HISTORY_START)."""
+    return load_settings().history_start.isoformat()
+
+
+def clamp_to_partitions(first: str, last: str, now: datetime) -> tuple[str, str] | None:
+    """[first, last] cut to the partitions that exist: from the history start to today
+    (UTC); None when nothing of it is left."""
+    today = now.astimezone(timezone.utc).strftime("%Y-%m-%d")
+    first, last = max(first, history_start()), min(last, today)
+    return (first, last) if first <= last else None
+
+
+def merge_day_ranges(ranges: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Merge overlapping or adjacent (first_day, last_day) ranges (YYYY-MM-DD)."""
+    merged: list[list[str]] = []
+    for first, last in sorted(ranges):
+        if merged:
+            prev_last = datetime.strptime(merged[-1][1], "%Y-%m-%d")
+            if datetime.strptime(first, "%Y-%m-%d") <= prev_last + timedelta(days=1):
+                merged[-1][1] = max(merged[-1][1], last)
+                continue
+        merged.append([first, last])
+    return [(a, b) for a, b in merged]
+
+
+def days_in(start: datetime, end: datetime) -> list[date]:
+    """The UTC days of a partition time window [start, end)."""
+    days, day = [], start.date()
+    while datetime.combine(day, datetime.min.time(), tzinfo=start.tzinfo) < end:
+        days.append(day)
+        day += timedelta(days=1)
+    return days
+
+
+def days_of_keys(first: str, last: str) -> list[date]:
+    """The days of the partition keys first..last (inclusive)."""
+    start = datetime.fromisoformat(first).replace(tzinfo=timezone.utc)
+    end = datetime.fromisoformat(last).replace(tzinfo=timezone.utc) + timedelta(days=1)
+    return days_in(start, end)

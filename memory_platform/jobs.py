@@ -1,0 +1,52 @@
+"""Every job, and every run tag the project sets. Sensors, schedules and `launch.py` target
+these objects; nothing else defines a job."""
+
+import dagster as dg
+
+from memory_platform.assets.cairn import raw_events, raw_events_lake
+from memory_platform.assets.dream import DREAM_ASSETS
+from memory_platform.assets.embeddings import event_embeddings
+from memory_platform.assets.vault import vault_promotions
+
+# Dagster's own tags for a single run over a partition range.
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+# Ours: who or what launched a run, and for review decisions which entry and what decision.
+TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, cli, dashboard, ...
+SESSIONS_TAG = "memory-platform/sessions"  # how many ended sessions a dream run covers
+ACTOR_TAG = "memory-platform/actor"
+DECISION_TAG = "memory-platform/decision"
+MEMORY_TAG = "memory-platform/memory-id"
+
+
+def range_tags(first: str, last: str, **extra: str) -> dict[str, str]:
+    """Tags asking for one run over the partition keys first..last."""
+    return {RANGE_START: first, RANGE_END: last, **extra}
+
+
+ingest_raw_events_job = dg.define_asset_job(
+    "ingest_raw_events_job",
+    selection=[raw_events, raw_events_lake, event_embeddings],
+    description="Import the raw events of a day or a range of days, write their Parquet copy "
+    "and embed them, so a session that just ended is searchable.",
+)
+
+dream_job = dg.define_asset_job(
+    "dream_job",
+    selection=[raw_events, event_embeddings, *DREAM_ASSETS],
+    description="Ingest a day (or a range of days), dream over what was not dreamed yet, "
+    "dedup, stage into shadow namespaces and write the digest. Nothing reaches a primary "
+    "namespace without review.",
+)
+
+vault_promotion_job = dg.define_asset_job(
+    "vault_promotion_job",
+    # Without the review_backlog check: a decision should take as little time as it can
+    # (the check step costs ~0.2 s a run here); the check runs with every dream run on
+    # shadow_memories, and with materializations launched from the UI.
+    selection=dg.AssetSelection.assets(vault_promotions).without_checks(),
+    description="Apply one review decision (approve, edit, change namespace, supersede) to a "
+    "pending shadow entry: the promotion as a Dagster run, whichever face it came from.",
+)
+
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job]

@@ -1,0 +1,203 @@
+"""Launching Dagster runs from the other faces, in one place.
+
+- `prepare_instance`: the Dagster instance `memory-platform up` serves, beside the data.
+- `run_job`: a job executed in this process on that instance, so a run started from the CLI
+  (or the dashboard) shows in the UI with its lineage like a scheduled one.
+- `bring_up` / `serve_ui`: `memory-platform up` (import the watched folders through the
+  ingest job, then `dagster dev`).
+- `run_dream`: `memory-platform dream` over a range of days.
+- `promote_via_dagster`: one review decision as a run of `vault_promotion_job`.
+
+Importing this module loads the definitions (Dagster itself); faces import it only in the
+commands that launch something.
+"""
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import dagster as dg
+
+from memory_platform import synthetic
+from memory_platform.assets.vault import PromotionConfig, vault_promotions
+from memory_platform.days import clamp_to_partitions, days_of_keys
+from memory_platform.definitions import defs
+from memory_platform.dream.plan import undreamed_span
+from memory_platform.ingest import catalog
+from memory_platform.jobs import (
+    ACTOR_TAG,
+    DECISION_TAG,
+    MEMORY_TAG,
+    TRIGGER_TAG,
+    dream_job,
+    ingest_raw_events_job,
+    range_tags,
+    vault_promotion_job,
+)
+from memory_platform.llm.providers import provider_from_env
+from memory_platform.partitions import PENDING_PARTITIONS_NAME
+from memory_platform.settings import Settings
+from memory_platform.store import Database
+from memory_platform.vault import review
+
+# Dagster's step-by-step DEBUG lines would bury what the CLI has to say; warnings still show.
+QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+SILENT = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
+
+
+def prepare_instance(settings: Settings) -> dg.DagsterInstance:
+    """Dagster's own storage lives beside the data, separate from the application database."""
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    config = settings.dagster_home / "dagster.yaml"
+    if not config.exists():
+        # A personal memory store does not phone home; edit this file to change it. The
+        # LLM-calling assets share the `llm` pool: one at a time, so spend stays bounded.
+        config.write_text("telemetry:\n  enabled: false\n"
+                          "concurrency:\n  pools:\n    default_limit: 1\n")
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    return dg.DagsterInstance.get()
+
+
+def run_job(job,
+            instance: dg.DagsterInstance, *, tags: Mapping[str, str] | None = None,
+            run_config: Mapping[str, Any] | None = None, partition_key: str | None = None,
+            quiet: Mapping[str, Any] = QUIET) -> dg.ExecuteInProcessResult:
+    """Execute one of the project's jobs (an object from jobs.py) in this process on
+    `instance`, with the project's resources. Raises on a failed step (the run is recorded
+    as failed)."""
+    resolved = defs.resolve_job_def(job.name)
+    return resolved.execute_in_process(
+        instance=instance, tags=dict(tags or {}), partition_key=partition_key,
+        run_config={**(run_config or {}), **quiet}, raise_on_error=True)
+
+
+def has_own_history(settings: Settings) -> bool:
+    for folder in (settings.claude_projects, settings.inbox, settings.notes):
+        if folder is not None and folder.exists() and any(p.is_file() for p in folder.rglob("*")):
+            return True
+    return False
+
+
+def bring_up(
+    settings: Settings, demo: bool | None = None, log: Callable[[str], None] = print
+) -> dict:
+    """Start the database, catalog the watched folders (a generated demo history on a machine
+    with none), and import every day they cover in one run of the ingest job."""
+    from datetime import datetime, timezone
+
+    from memory_platform.assets.cairn import source_files
+
+    database = Database.from_settings(settings)
+    log(f"database: {'external' if settings.database_url else f'embedded in {settings.pgdata}'}")
+    database.url()  # start the embedded server now, so later failures are not about it
+    if demo is None:
+        demo = not has_own_history(settings)
+    if demo and not settings.demo.exists():
+        manifest = synthetic.generate_demo(settings.demo)
+        log(f"no AI history found: generated a demo history ({manifest['events']} events) "
+            f"in {settings.demo}")
+    instance = prepare_instance(settings)
+    log("cataloguing source files…")
+    result = dg.materialize([source_files], instance=instance,
+                            resources=defs.resources, run_config=QUIET)
+    if not result.success:
+        raise RuntimeError("materializing source_files failed; see `dagster dev` run logs")
+    span = catalog.event_day_span(database)
+    partitions = 0
+    if span:
+        span = clamp_to_partitions(*span, datetime.now(timezone.utc))
+        if span:
+            log(f"importing raw events {span[0]} .. {span[1]} (one run)…")
+            run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
+            if not run.success:
+                raise RuntimeError("the ingest run failed; see `dagster dev` run logs")
+            partitions = len(days_of_keys(*span))
+    return {**catalog.database_summary(database), "partitions": partitions}
+
+
+def serve_ui(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> int:
+    """`dagster dev` on the project's definitions, with Dagster's storage beside the data."""
+    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)}
+    command = [
+        sys.executable, "-m", "dagster", "dev", "-m", "memory_platform.definitions",
+        "-h", host, "-p", str(port),
+    ]
+    try:
+        return subprocess.call(command, env=env)
+    except KeyboardInterrupt:
+        return 0
+
+
+def run_dream(
+    settings: Settings, first: str, last: str, log: Callable[[str], None] = print
+) -> dict:
+    """Run `dream_job` over [first, last] (partition keys) in this process, on the instance
+    `dagster dev` shows, so the run and its lineage appear in the UI like a scheduled one."""
+    from memory_platform.dream.plan import dream_outcome
+
+    provider_from_env()  # no provider: stop now with the settings to set, not mid-run
+    instance = prepare_instance(settings)
+    log(f"dreaming {first} .. {last} (one run)…")
+    run = run_job(dream_job, instance, tags=range_tags(first, last, **{TRIGGER_TAG: "cli"}))
+    if not run.success:
+        raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
+    digest = run.asset_materializations_for_node("dream_digest")
+    path = digest[-1].metadata["path"].value if digest else None
+    return {"run_id": run.run_id, "first": first, "last": last,
+            **dream_outcome(Database.from_settings(settings), days_of_keys(first, last)),
+            "digest": path}
+
+
+def dream_span(settings: Settings) -> tuple[str, str] | None:
+    """What a bare `memory-platform dream` covers: the nightly schedule's range."""
+    return undreamed_span(Database.from_settings(settings), settings)
+
+
+def promote_via_dagster(
+    settings_or_instance: Settings | dg.DagsterInstance,
+    memory_id: int,
+    decision: PromotionConfig | Mapping[str, Any] | None = None,
+    *,
+    trigger: str = "cli",
+) -> dict:
+    """Apply a decision to one pending entry as a run of `vault_promotion_job`, executed in
+    this process on the instance the Dagster UI shows (a `Settings`, whose
+    `$MEMORY_PLATFORM_HOME/dagster` is prepared as `memory-platform dream` does, or a
+    `DagsterInstance`). The entry's partition is added first if the sensor has not yet.
+    Returns the decision (as review.approve does) plus run_id. Raises ReviewConflict when
+    the entry was already decided (the run is recorded as failed with that message)."""
+    if isinstance(settings_or_instance, dg.DagsterInstance):
+        instance = settings_or_instance
+    else:
+        instance = prepare_instance(settings_or_instance)
+    if decision is None:
+        decision = PromotionConfig()
+    elif not isinstance(decision, PromotionConfig):
+        decision = PromotionConfig(**dict(decision))
+    review.check_decision(action=decision.action, text=decision.text,
+                          namespace=decision.namespace, old_memory_id=decision.old_memory_id,
+                          promoted_id=decision.promoted_id)
+    key = str(int(memory_id))
+    # The partition must exist before a run can target it. Adding it here, on the face's
+    # launch path, is the same request the sensor makes on its next tick (idempotent).
+    if not instance.has_dynamic_partition(PENDING_PARTITIONS_NAME, key):
+        instance.add_dynamic_partitions(PENDING_PARTITIONS_NAME, [key])
+    tags = {TRIGGER_TAG: trigger, DECISION_TAG: decision.action, MEMORY_TAG: key}
+    if decision.actor:
+        tags[ACTOR_TAG] = decision.actor
+    config = decision.model_dump(exclude_none=True)
+    run = run_job(vault_promotion_job, instance, partition_key=key, tags=tags, quiet=SILENT,
+                  run_config={"ops": {vault_promotions.op.name: {"config": config}}})
+    events = run.asset_materializations_for_node(vault_promotions.op.name)
+    metadata = {k: getattr(v, "value", v) for k, v in events[-1].metadata.items()}
+    return {**metadata, "run_id": run.run_id}
+
+
+def recorded_memory_ids(instance: dg.DagsterInstance, since) -> set[str]:
+    """Entries whose decision already has a successful promotion run since `since`."""
+    runs = instance.get_run_records(dg.RunsFilter(
+        job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
+        created_after=since))
+    return {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}

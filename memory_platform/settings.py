@@ -1,0 +1,185 @@
+"""Every `MEMORY_PLATFORM_*` setting, in one typed object.
+
+`load_settings()` reads the environment each time it is called (never at import time), so a
+changed variable takes effect on the next command, sensor tick or request. A bad value is one
+`SettingsError` naming the variable and what it should be. The README's configuration table
+is generated from the field descriptions here (`markdown_table`), and a test keeps the two
+equal. Vendor keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) are not ours: the LLM providers
+read them where the vendor SDK expects them.
+"""
+
+from collections.abc import Mapping
+from datetime import date
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+PREFIX = "MEMORY_PLATFORM_"
+
+
+class SettingsError(ValueError):
+    """A setting has a value it cannot take; the message names the variable."""
+
+
+class Settings(BaseSettings):
+    """Where things live, which models run, and the thresholds of the automation."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=PREFIX, env_ignore_empty=True, frozen=True, extra="ignore",
+        populate_by_name=True)
+
+    # --- where things live --------------------------------------------------------------
+    home: Path = Field(Path("~/.memory-platform"), description=(
+        "Data folder: the embedded PostgreSQL (`pgdata/`), Dagster's storage, the Parquet "
+        "lake, digests, the demo history."))
+    database_url: str | None = Field(None, description=(
+        "A PostgreSQL (with pgvector) to use instead of the embedded one."))
+    claude_projects: Path = Field(Path("~/.claude/projects"), description=(
+        "Claude Code transcripts, watched while `up` runs."))
+    inbox: Path = Field(None, validate_default=False, description=(
+        "Drop exports here to have them imported while `up` runs (default `HOME/inbox`)."))
+    notes: Path | None = Field(None, description="A folder of markdown notes to watch too.")
+    routing: Path | None = Field(None, description=(
+        "The routing rules: which namespace a conversation feeds (default "
+        "`HOME/routing.toml`)."))
+    history_start: date = Field(date(2022, 1, 1), description=(
+        "First day of the daily partitions; older events still import from the CLI."))
+
+    # --- models ---------------------------------------------------------------------------
+    embedder: str = Field("local-ctx2", description=(
+        "Event embedder: `local-ctx2` (each turn with its two predecessors), `local` or "
+        "`openai`."))
+    vault_embedder: str = Field("local", description=(
+        "Memory embedder (a memory stands alone): `local` or `openai`."))
+    llm_provider: str | None = Field(None, description=(
+        "`anthropic`, `openai`, `openai-compatible` or `claude-cli`; dreams and summaries "
+        "need one."))
+    llm_model: str | None = Field(None, description="Model name (provider default when unset).")
+    llm_base_url: str | None = Field(None, description=(
+        "Base URL of an OpenAI-compatible server, e.g. `http://localhost:11434/v1`."))
+    llm_api_key: SecretStr | None = Field(None, description=(
+        "API key for an `openai-compatible` server (vendor keys use their own variables)."))
+    claude_executable: str = Field("claude", description=(
+        "The `claude` CLI used by the `claude-cli` provider."))
+
+    # --- automation -----------------------------------------------------------------------
+    timezone: str = Field("UTC", description=(
+        "IANA zone of the nightly dream's 03:00 and of the session-end sensor's days."))
+    dream_min_score: Annotated[int, Field(ge=1, le=10)] = Field(6, description=(
+        "Durability score (1-10) a candidate needs to reach the dedup gate."))
+    dream_lookback_days: Annotated[int, Field(ge=1)] = Field(30, description=(
+        "How far back unattended dreams (schedule, sensor, bare `dream`) reach."))
+    session_quiet_minutes: Annotated[int, Field(ge=0)] = Field(15, description=(
+        "A transcript quiet this long counts as an ended session."))
+    dream_throttle_minutes: Annotated[int, Field(ge=0)] = Field(30, description=(
+        "At most one session-end dream per this many minutes (later sessions are batched)."))
+    review_backlog_max: Annotated[int, Field(ge=0)] = Field(50, description=(
+        "The `review_backlog` check warns above this many pending entries."))
+    review_backlog_max_days: Annotated[int, Field(ge=1)] = Field(14, description=(
+        "... or when the oldest pending entry is older than this many days."))
+    digest_webhook: str | None = Field(None, description=(
+        "POST each dream digest as `{\"text\": markdown}` to this URL."))
+
+    # --- faces ----------------------------------------------------------------------------
+    api_token: SecretStr | None = Field(None, description=(
+        "Admin bearer token of `serve` (every namespace); scoped ones come from "
+        "`memory-platform token create`."))
+
+    # --- tools ----------------------------------------------------------------------------
+    benchdata: Path | None = Field(None, description=(
+        "Benchmark data (LoCoMo, transcripts) for `memory-platform bench` (default "
+        "`../shared/benchdata` beside the checkout)."))
+
+    @model_validator(mode="before")
+    @classmethod
+    def _inbox_under_home(cls, data):
+        if isinstance(data, dict) and not data.get("inbox"):
+            home = data.get("home") or cls.model_fields["home"].default
+            data = {**data, "inbox": Path(home).expanduser() / "inbox"}
+        return data
+
+    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata")
+    @classmethod
+    def _expand(cls, value: Path | None) -> Path | None:
+        return value.expanduser() if value is not None else None
+
+    # --- derived locations ------------------------------------------------------------------
+    @property
+    def pgdata(self) -> Path:
+        return self.home / "pgdata"
+
+    @property
+    def lake(self) -> Path:
+        return self.home / "lake"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+    @property
+    def demo(self) -> Path:
+        return self.home / "demo"
+
+    @property
+    def routing_file(self) -> Path:
+        return self.routing or self.home / "routing.toml"
+
+    def watched_folders(self) -> list[tuple[str | None, Path]]:
+        """(kind, folder) pairs the sensor and the catalog scan look at. kind None means
+        'detect from content' (the inbox takes any export)."""
+        folders: list[tuple[str | None, Path]] = [
+            ("claude-code", self.claude_projects),
+            (None, self.inbox),
+        ]
+        if self.notes is not None:
+            folders.append(("notes", self.notes))
+        if self.demo.exists():  # written by `memory-platform up` on a machine with no history
+            folders.append((None, self.demo))
+        return folders
+
+    def secret(self, name: str) -> str | None:
+        """The plain value of a SecretStr setting (None when unset)."""
+        value = getattr(self, name)
+        return value.get_secret_value() if value is not None else None
+
+
+def variable(field: str) -> str:
+    return PREFIX + field.upper()
+
+
+def load_settings(env: Mapping[str, str] | None = None, **overrides) -> Settings:
+    """The settings from the process environment, or from `env` alone when given (tests,
+    a child process's environment). `overrides` replace single fields."""
+    try:
+        if env is None:
+            return Settings(**overrides)
+        values = {name: env[variable(name)] for name in Settings.model_fields
+                  if (env.get(variable(name)) or "").strip()}
+        return Settings.model_validate({**values, **overrides})
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = str(error["loc"][0]) if error["loc"] else "?"
+            ctx = error.get("ctx") or {}
+            message = {"greater_than_equal": f"must be at least {ctx.get('ge')}",
+                       "less_than_equal": f"must be at most {ctx.get('le')}",
+                       }.get(error["type"], error["msg"])
+            problems.append(f"{variable(name)}={error.get('input')!r}: {message}")
+        raise SettingsError("; ".join(problems)) from None
+
+
+def markdown_table() -> str:
+    """The README's configuration table, one row per variable."""
+    rows = ["| variable | default | what it is |", "| --- | --- | --- |"]
+    for name, field in Settings.model_fields.items():
+        default = field.default
+        if default is None:
+            shown = ""
+        elif isinstance(default, Path):
+            shown = f"`{default}`"
+        else:
+            shown = f"`{default}`"
+        rows.append(f"| `{variable(name)}` | {shown} | {field.description} |")
+    return "\n".join(rows)

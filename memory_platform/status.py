@@ -1,0 +1,48 @@
+"""`memory-platform status` as data: what cairn holds (by source and month), the vault and
+its review backlog, the days not dreamed yet, and warnings. One function over the domain
+services, so every face reports the same thing."""
+
+from datetime import datetime, timedelta, timezone
+
+from memory_platform.dream.plan import undreamed_span
+from memory_platform.ingest import catalog
+from memory_platform.settings import Settings
+from memory_platform.store import Database
+from memory_platform.vault import queue
+from memory_platform.vault.service import primary_namespaces
+
+WATCH_STALE_DAYS = 7
+
+
+def report(db: Database, settings: Settings, now: datetime | None = None) -> dict:
+    """events, conversations, source_files, event_revisions, database_bytes, database,
+    by_source {source: {events, conversations, first, last}}, by_month [{month, source,
+    events}], vault [{namespace, memories, pending_review, oldest_pending_days}],
+    undreamed {first, last} or None, warnings [str]."""
+    now = now or datetime.now(timezone.utc)
+    backlog = {e["namespace"]: e for e in queue.overview(db, now=now)}
+    undreamed = undreamed_span(db, settings, now)
+    totals = catalog.totals(db)
+    warnings = []
+    if settings.claude_projects.exists():
+        last = catalog.last_import_under(db, settings.claude_projects.resolve())
+        if last is None or last < now - timedelta(days=WATCH_STALE_DAYS):
+            when = "never" if last is None else f"last on {last:%Y-%m-%d}"
+            warnings.append(
+                f"{settings.claude_projects} has not been imported for a week ({when}); "
+                "Claude Code deletes transcripts after cleanupPeriodDays (default 30): run "
+                f"`memory-platform import claude-code {settings.claude_projects}` or keep "
+                "`memory-platform up` running")
+    return {
+        **totals["summary"],
+        "by_source": totals["by_source"],
+        "by_month": totals["by_month"],
+        "database": "external" if settings.database_url else f"embedded ({settings.pgdata})",
+        "vault": [{"namespace": n["name"], "memories": n["active"],
+                   "pending_review": backlog.get(n["name"], {}).get("pending", 0),
+                   "oldest_pending_days": round(backlog[n["name"]]["age_seconds"] / 86400, 1)
+                   if n["name"] in backlog else None}
+                  for n in primary_namespaces(db)],
+        "undreamed": {"first": undreamed[0], "last": undreamed[1]} if undreamed else None,
+        "warnings": warnings,
+    }
