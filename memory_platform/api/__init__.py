@@ -1,1 +1,2 @@
-"""The REST face of cairn (FastAPI)."""
+"""The REST face (FastAPI): cairn routes (app.py), the vault (vault.py) and the review
+dashboard. Routes hold no SQL and no rules: they call the domain services."""

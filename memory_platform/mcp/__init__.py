@@ -1,1 +1,2 @@
-"""The MCP face of cairn (stdio and streamable HTTP)."""
+"""The MCP face (server.py): cairn and vault tools over stdio or streamable HTTP, calling the
+same services as the CLI and REST."""
