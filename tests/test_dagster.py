@@ -8,8 +8,8 @@ from datetime import datetime, timedelta, timezone
 import dagster as dg
 import pyarrow.parquet as pq
 import pytest
-from helpers.transcripts import write_transcript
 
+from helpers.transcripts import write_transcript
 from memory_platform.days import merge_day_ranges
 from memory_platform.definitions import defs
 from memory_platform.jobs import RANGE_END, RANGE_START

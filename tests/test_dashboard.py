@@ -14,8 +14,8 @@ from datetime import UTC, date, datetime, timedelta
 import dagster as dg
 import pytest
 import uvicorn
-from helpers.transcripts import cc_record
 
+from helpers.transcripts import cc_record
 from memory_platform.api.app import create_app
 from memory_platform.ingest import importer as ingest
 from memory_platform.query.embeddings import get_embedder

@@ -6,8 +6,8 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from helpers.transcripts import cc_record
 
+from helpers.transcripts import cc_record
 from memory_platform.dream.propose import (
     CONTEXT_MARKER,
     DreamAnswer,

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import dagster as dg
-from helpers.vendor_stubs import ANTHROPIC_PATH, VendorStub
 
+from helpers.vendor_stubs import ANTHROPIC_PATH, VendorStub
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.ingest import importer as ingest
 from memory_platform.store import vault as vault_store

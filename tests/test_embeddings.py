@@ -8,8 +8,8 @@ from datetime import datetime, timezone
 import dagster as dg
 import numpy as np
 import pytest
-from helpers.vendor_stubs import VendorStub
 
+from helpers.vendor_stubs import VendorStub
 from memory_platform.adapters.base import Event
 from memory_platform.ingest.rows import event_row
 from memory_platform.query import embeddings as emb

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
-from helpers.transcripts import cc_record
 from mcp import Client, StdioServerParameters
 
+from helpers.transcripts import cc_record
 from memory_platform.api.app import create_app, is_loopback
 from memory_platform.ingest import importer as ingest
 from memory_platform.llm import ScriptedProvider

@@ -10,8 +10,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from helpers.transcripts import cc_record, write_transcript
 
+from helpers.transcripts import cc_record, write_transcript
 from memory_platform.ingest import importer as ingest
 from memory_platform.ingest.report import ImportFailed
 from memory_platform.store import Database

@@ -10,9 +10,9 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from helpers.vendor_stubs import ANTHROPIC_PATH, OPENAI_PATH, VendorStub
 from pydantic import BaseModel, Field
 
+from helpers.vendor_stubs import ANTHROPIC_PATH, OPENAI_PATH, VendorStub
 from memory_platform.llm import (
     AnthropicProvider,
     CallRecorder,

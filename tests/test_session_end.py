@@ -12,8 +12,8 @@ from zoneinfo import ZoneInfo
 
 import dagster as dg
 import pytest
-from helpers.transcripts import write_transcript
 
+from helpers.transcripts import write_transcript
 from memory_platform.dream.plan import nightly_range
 from memory_platform.dream.triggers import (
     Policy,

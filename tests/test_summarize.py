@@ -5,8 +5,8 @@ import re
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from helpers.transcripts import cc_record
 
+from helpers.transcripts import cc_record
 from memory_platform.ingest import importer as ingest
 from memory_platform.llm import ScriptedProvider
 from memory_platform.privacy.masking import mask_secrets
