@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 
 from memory_platform.bench import dedup as bench_dedup
-from memory_platform.dream import dedup
+from memory_platform.dream import dedup, judge
 from memory_platform.dream.dedup import (
     THRESHOLDS,
     DedupError,
@@ -136,20 +136,20 @@ def test_vector_stage_precision_on_the_labelled_set(embedder):
 
 
 def test_judge_schema_requires_a_handle_when_several_are_shown():
-    schema = dedup.judge_schema(3)
+    schema = judge.judge_schema(3)
     with pytest.raises(ValueError):
         schema.model_validate({"relation": "same_fact", "reason": "x"})
     with pytest.raises(ValueError):
         schema.model_validate({"relation": "same_fact", "neighbour": 4, "reason": "x"})
     assert schema.model_validate({"relation": "new", "reason": "x"}).neighbour is None
-    one = dedup.judge_schema(1).model_validate({"relation": "contradiction", "reason": "x"})
+    one = judge.judge_schema(1).model_validate({"relation": "contradiction", "reason": "x"})
     assert one.neighbour == 1
 
 
 def test_judge_prompt_names_the_differing_tokens_and_masks_secrets():
     n = Neighbour(text="The API key is sk-ant-abcdefghijklmnopqrstuvwx on port 8000",
                   similarity=0.9, namespace=NS, memory_id=3)
-    prompt = dedup.judge_prompt("The API listens on port 8080", [(n, ("8000", "8080"))])
+    prompt = judge.judge_prompt("The API listens on port 8080", [(n, ("8000", "8080"))])
     assert "tokens that differ from the candidate: 8000, 8080" in prompt
     assert "sk-ant-abcdefghijklmnopqrstuvwx" not in prompt
     assert "[1]" in prompt
