@@ -25,14 +25,12 @@ One JSON object per line; see FORMATS.md section 1. Decisions worth knowing:
   would be worse than missing one edit. A
   resumed parse (`start_offset > 0`) cannot see the old records, so it marks every new
   record True; re-parse from 0 to refresh the flags.
-- The generic JSONL machinery here (`JsonlReader`, `TimeFiller`, `scan_back`) is shared
-  with the Codex adapter.
+- Reading the JSONL itself (resume offsets, half-written tails, inferred times) is
+  `adapters.jsonl`, shared with the Codex adapter.
 """
 
-import json
-import os
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from pathlib import Path
@@ -44,216 +42,21 @@ from memory_platform.adapters.base import (
     Event,
     Item,
     ParseIssue,
-    clean_text,
     is_future,
     join_text,
     parse_iso,
     short_hash,
 )
-
-try:
-    import orjson
-except ImportError:  # pragma: no cover - exercised only where orjson is not installed
-    orjson = None  # type: ignore[assignment]
-
-
-# --- generic JSONL reading (shared with the Codex adapter) ------------------------------
-
-_BOM = b"\xef\xbb\xbf"
-
-
-def _loads_strict(data: bytes) -> Any:
-    if orjson is not None:
-        return orjson.loads(data)
-    return json.loads(data)
-
-
-@dataclass(slots=True)
-class JsonLine:
-    """One complete, parsed JSONL line."""
-
-    number: int  # 1-based line number in the file
-    data: bytes  # the line as read, terminator included
-    value: dict[str, Any]
-    # Parsed by the lenient fallback: may hold lone surrogates; the UTF-8 was repaired.
-    lenient: bool = False
-    bad_utf8: bool = False
-
-    def text(self) -> str:
-        """The line as text without its terminator (what native-id hashes are built from)."""
-        return self.data.rstrip(b"\r\n").decode("utf-8", "replace")
-
-
-class JsonlReader:
-    """Streams complete lines of a JSONL file from a byte offset.
-
-    Yields `JsonLine` for every JSON object and `ParseIssue` for every unreadable line;
-    blank lines are skipped. `offset`/`line` always describe what has been consumed, so
-    they are the Checkpoint once iteration ends. A final line without a newline that does
-    not parse is a live file's half-written tail: it is neither reported nor consumed.
-    """
-
-    def __init__(self, path: Path, start_offset: int = 0, start_line: int = 0) -> None:
-        self.path = path
-        self.offset = start_offset
-        self.line = start_line
-
-    def __iter__(self) -> Iterator[JsonLine | ParseIssue]:
-        file = str(self.path)
-        with open(self.path, "rb") as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if self.offset > size:
-                yield ParseIssue(
-                    file, None, None,
-                    f"file is shorter ({size} bytes) than the resume offset {self.offset}; "
-                    "it was truncated or replaced and must be re-imported from the start",
-                )
-                return
-            glued = False
-            if self.offset > 0:
-                fh.seek(self.offset - 1)
-                # The previous run consumed a final line that had no newline yet: the newline
-                # that completes it must not count as a new (empty) line, or line numbers
-                # (part of Codex native ids) would shift against a fresh parse.
-                glued = fh.read(1) != b"\n"
-            for raw in fh:
-                complete = raw.endswith(b"\n")
-                if glued:
-                    glued = False
-                    if raw == b"\n" or raw == b"\r\n":
-                        self.offset += len(raw)
-                        continue
-                if raw.isspace():
-                    if not complete:
-                        return
-                    self.offset += len(raw)
-                    self.line += 1
-                    continue
-                number = self.line + 1
-                if number == 1 and raw.startswith(_BOM):
-                    raw_json = raw[len(_BOM):]
-                else:
-                    raw_json = raw
-                lenient = bad_utf8 = False
-                try:
-                    value = _loads_strict(raw_json)
-                except (ValueError, RecursionError):
-                    # json accepts what orjson refuses (NaN, huge ints, lone surrogates) and a
-                    # line with broken UTF-8 is still worth reading with replacement chars.
-                    lenient = True
-                    try:
-                        text = raw_json.decode("utf-8")
-                    except UnicodeDecodeError:
-                        text = raw_json.decode("utf-8", "replace")
-                        bad_utf8 = True
-                    try:
-                        value = json.loads(text)
-                    except (ValueError, RecursionError) as exc:
-                        if not complete:
-                            return  # half-written tail of a live file; re-read next run
-                        self.offset += len(raw)
-                        self.line = number
-                        yield ParseIssue(file, number, None, f"malformed JSON: {exc}")
-                        continue
-                self.offset += len(raw)
-                self.line = number
-                if not isinstance(value, dict):
-                    yield ParseIssue(
-                        file, number, None,
-                        f"line is valid JSON but not an object ({type(value).__name__})",
-                    )
-                    continue
-                yield JsonLine(number, raw, value, lenient, bad_utf8)
-
-
-def scan_back(
-    path: Path, offset: int, pick: Callable[[dict[str, Any]], Any], window: int = 4 << 20
-) -> Any:
-    """The first non-None `pick(record)` walking backwards from `offset` (newest first).
-
-    Used only on resumed parses to recover context (last time, last model) that lies before
-    the resume offset; reads at most `window` bytes once.
-    """
-    if offset <= 0:
-        return None
-    start = max(0, offset - window)
-    with open(path, "rb") as fh:
-        fh.seek(start)
-        chunk = fh.read(offset - start)
-    lines = chunk.split(b"\n")
-    if start > 0:
-        lines = lines[1:]  # the first piece is probably the middle of a line
-    for raw in reversed(lines):
-        if not raw.strip():
-            continue
-        try:
-            value = json.loads(raw.decode("utf-8", "replace"))
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            found = pick(value)
-            if found is not None:
-                return found
-    return None
-
-
-def pg_text(value: str, lenient: bool) -> str:
-    """Text safe for a PostgreSQL text column: no NUL and (for leniently parsed lines) no
-    lone surrogates, which JSON escapes allow but UTF-8 cannot encode."""
-    value = clean_text(value)
-    if lenient and not value.isascii():
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            value = value.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return value
-
-
-@dataclass(slots=True)
-class TimeFiller:
-    """Gives records without a usable time the time of the previous timed record, or of the
-    next one when nothing timed came before (those few records are held back until then).
-
-    `before` is asked once, lazily, for the time just before the parse start (resumed
-    parses), so a resumed parse infers the same times as a full one.
-    """
-
-    file: str
-    before: Callable[[], datetime | None] | None = None
-    last: datetime | None = None
-    pending: list[Event] = field(default_factory=list)
-
-    def push(self, event: Event) -> list[Event]:
-        if event.occurred_at is not None:
-            self.last = event.occurred_at
-            if not self.pending:
-                return [event]
-            ready = self.pending
-            self.pending = []
-            for held in ready:
-                held.occurred_at = event.occurred_at
-            ready.append(event)
-            return ready
-        event.attrs["time_inferred"] = True
-        if self.last is None and self.before is not None:
-            self.last = self.before()
-            self.before = None
-        if self.last is not None:
-            event.occurred_at = self.last
-            return [event]
-        self.pending.append(event)
-        return []
-
-    def finish(self) -> list[ParseIssue]:
-        issues = [
-            ParseIssue(self.file, e.line, e.native_id, "no timestamp in record or file")
-            for e in self.pending
-        ]
-        self.pending = []
-        return issues
-
-
-# --- Claude Code specifics ---------------------------------------------------------------
+from memory_platform.adapters.jsonl import (
+    JsonLine,
+    JsonlReader,
+    Parsed,
+    TimeFiller,
+    dumps,
+    pg_text,
+    scan_back,
+    str_or_dump,
+)
 
 # Small session/bookkeeping records: kept raw, no readable text.
 _META_TYPES = frozenset(
@@ -311,16 +114,6 @@ def _first_text(content: Any) -> str | None:
     return None
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
-
-
-def _str_or_dump(value: Any) -> str:
-    if value is None:
-        return ""
-    return value if isinstance(value, str) else _dumps(value)
-
-
 def _result_text(content: Any) -> str:
     """Readable text of a tool_result's content; binary parts become placeholders."""
     if content is None:
@@ -330,7 +123,7 @@ def _result_text(content: Any) -> str:
     if isinstance(content, dict):
         content = [content]
     if not isinstance(content, list):
-        return _dumps(content)
+        return dumps(content)
     parts: list[str] = []
     for item in content:
         if isinstance(item, str):
@@ -344,7 +137,7 @@ def _block_text(block: dict[str, Any]) -> str:
     """Text of a content block that is not handled specially by the caller."""
     btype = block.get("type")
     if btype == "text":
-        return _str_or_dump(block.get("text"))
+        return str_or_dump(block.get("text"))
     if btype == "image":
         return "[image]"
     if btype == "document":
@@ -361,16 +154,7 @@ def _block_text(block: dict[str, Any]) -> str:
     return f"[{btype}]"
 
 
-@dataclass(slots=True)
-class _Parsed:
-    role: str
-    kind: str
-    text: str
-    author: str | None = None
-    empty_reason: str | None = None
-
-
-def _user(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]) -> _Parsed:
+def _user(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]) -> Parsed:
     msg = rec.get("message")
     content = msg.get("content") if isinstance(msg, dict) else None
     has_result = is_error = False
@@ -397,31 +181,31 @@ def _user(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]) -> 
                 parts.append(_block_text(block))
         text = join_text(parts)
     else:
-        return _Parsed("user", "meta" if rec.get("isMeta") else "message", "", None, "no content")
+        return Parsed("user", "meta" if rec.get("isMeta") else "message", "", None, "no content")
 
     if rec.get("isCompactSummary"):
-        return _Parsed("user", "meta", text, None, None if text else "empty compact summary")
+        return Parsed("user", "meta", text, None, None if text else "empty compact summary")
     if has_result:
         attrs["tool_use_ids"] = ids
         if is_error:
             attrs["is_error"] = True
         author = next((tools[i] for i in ids if i in tools), None)
-        return _Parsed("tool", "tool_result", text, author, None if text else "empty tool_result")
+        return Parsed("tool", "tool_result", text, author, None if text else "empty tool_result")
     first = _first_text(content)
     if rec.get("isMeta") or (first is not None and _is_wrapper(first)):
-        return _Parsed("user", "meta", text, None, None if text else "empty meta")
-    return _Parsed("user", "message", text, None, None if text else "empty text")
+        return Parsed("user", "meta", text, None, None if text else "empty meta")
+    return Parsed("user", "message", text, None, None if text else "empty text")
 
 
-def _assistant(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]) -> _Parsed:
+def _assistant(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]) -> Parsed:
     msg = rec.get("message")
     msg = msg if isinstance(msg, dict) else {}
     model = msg.get("model") if isinstance(msg.get("model"), str) else None
     content = msg.get("content")
     if isinstance(content, str):
-        return _Parsed("assistant", "message", content, model, None if content else "empty text")
+        return Parsed("assistant", "message", content, model, None if content else "empty text")
     if not isinstance(content, list) or not content:
-        return _Parsed("assistant", "message", "", model, "no content")
+        return Parsed("assistant", "message", "", model, "no content")
     parts: list[str] = []
     names: list[str] = []
     ids: list[str] = []
@@ -441,10 +225,10 @@ def _assistant(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]
             if isinstance(tool_id, str):
                 ids.append(tool_id)
                 tools[tool_id] = name
-            parts.append(f"[tool_use {name}] {_dumps(block.get('input'))}")
+            parts.append(f"[tool_use {name}] {dumps(block.get('input'))}")
         elif btype == "thinking":
             has_thinking = True
-            parts.append(_str_or_dump(block.get("thinking")))
+            parts.append(str_or_dump(block.get("thinking")))
         elif btype == "redacted_thinking":
             has_thinking = redacted = True
         else:
@@ -455,13 +239,13 @@ def _assistant(rec: dict[str, Any], attrs: dict[str, Any], tools: dict[str, str]
         attrs["tool_use_ids"] = ids
         if model:
             attrs["model"] = model
-        return _Parsed("assistant", "tool_use", text, names[0], None if text else "empty tool_use")
+        return Parsed("assistant", "tool_use", text, names[0], None if text else "empty tool_use")
     if has_thinking and not has_text:
         reason = None
         if not text:
             reason = "redacted_thinking" if redacted else "empty thinking"
-        return _Parsed("assistant", "thinking", text, model, reason)
-    return _Parsed("assistant", "message", text, model, None if text else "empty text")
+        return Parsed("assistant", "thinking", text, model, reason)
+    return Parsed("assistant", "message", text, model, None if text else "empty text")
 
 
 def _record_time(rec: dict[str, Any]) -> Any:
@@ -671,7 +455,7 @@ class ClaudeCodeAdapter:
         if isinstance(uuid, (str, int)) and not isinstance(uuid, bool) and str(uuid):
             native_id = str(uuid)
         elif rtype == "summary":
-            summary_hash = short_hash(_str_or_dump(rec.get("summary")))
+            summary_hash = short_hash(str_or_dump(rec.get("summary")))
             native_id = f"summary:{rec.get('leafUuid')}:{summary_hash}"
         elif rtype == "file-history-snapshot":
             native_id = f"file-history-snapshot:{rec.get('messageId')}:{short_hash(line.text())}"
@@ -694,21 +478,21 @@ class ClaudeCodeAdapter:
             parsed = _assistant(rec, attrs, tools)
         elif rtype == "system":
             content = rec.get("content")
-            text = _str_or_dump(content if content is not None else rec.get("subtype"))
-            parsed = _Parsed("system", "meta", text, None, None if text else "empty system")
+            text = str_or_dump(content if content is not None else rec.get("subtype"))
+            parsed = Parsed("system", "meta", text, None, None if text else "empty system")
         elif rtype == "summary":
-            text = _str_or_dump(rec.get("summary"))
-            parsed = _Parsed("other", "summary", text, None, None if text else "empty summary")
+            text = str_or_dump(rec.get("summary"))
+            parsed = Parsed("other", "summary", text, None, None if text else "empty summary")
             if rec.get("leafUuid") is not None:
                 attrs["leaf_uuid"] = rec.get("leafUuid")
         elif rtype in _META_TYPES:
-            parsed = _Parsed("other", "meta", "", None, type_name)
+            parsed = Parsed("other", "meta", "", None, type_name)
         else:
             # Unknown record type: keep it, and salvage message text if it has any.
             msg = rec.get("message")
             content = msg.get("content") if isinstance(msg, dict) else None
             text = _result_text(content) if content is not None else ""
-            parsed = _Parsed("other", "unknown", text, None, None if text else type_name)
+            parsed = Parsed("other", "unknown", text, None, None if text else type_name)
 
         if parsed.empty_reason and not parsed.text:
             attrs["empty_reason"] = parsed.empty_reason

@@ -42,14 +42,15 @@ from memory_platform.adapters.base import (
     parse_iso,
     short_hash,
 )
-from memory_platform.adapters.claude_code import (
+from memory_platform.adapters.jsonl import (
     JsonLine,
     JsonlReader,
+    Parsed,
     TimeFiller,
-    _dumps,
-    _str_or_dump,
+    dumps,
     pg_text,
     scan_back,
+    str_or_dump,
 )
 
 # Codex's own markers for context it injects as a user message (lower-case prefixes).
@@ -110,7 +111,7 @@ def _items_text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if not isinstance(content, list):
-        return _str_or_dump(content)
+        return str_or_dump(content)
     parts: list[str] = []
     for item in content:
         if isinstance(item, str):
@@ -149,7 +150,7 @@ def _output_text(output: Any) -> str:
         # Older FunctionCallOutputPayload objects: {"content": ..., "success": ...}.
         if "content" in output:
             return _items_text(output.get("content"))
-        return _dumps(output)
+        return dumps(output)
     return _items_text(output)
 
 
@@ -208,16 +209,7 @@ class _Session:
             self.model = payload["model"]
 
 
-@dataclass(slots=True)
-class _Parsed:
-    role: str
-    kind: str
-    text: str
-    author: str | None = None
-    empty_reason: str | None = None
-
-
-def _tool_call(payload: dict[str, Any], session: _Session, attrs: dict[str, Any]) -> _Parsed:
+def _tool_call(payload: dict[str, Any], session: _Session, attrs: dict[str, Any]) -> Parsed:
     ptype = str(payload.get("type"))
     name = payload.get("name")
     if not isinstance(name, str) or not name:
@@ -225,7 +217,7 @@ def _tool_call(payload: dict[str, Any], session: _Session, attrs: dict[str, Any]
     # Only the argument-like fields: image_generation_call carries base64 in `result`.
     for key in ("arguments", "input", "action", "query"):
         if key in payload:
-            body = _str_or_dump(payload[key])
+            body = str_or_dump(payload[key])
             break
     else:
         body = ""
@@ -238,10 +230,10 @@ def _tool_call(payload: dict[str, Any], session: _Session, attrs: dict[str, Any]
     revised = payload.get("revised_prompt")
     if isinstance(revised, str) and revised:
         body = join_text([body, revised])
-    return _Parsed("assistant", "tool_use", f"[tool_use {name}] {body}".rstrip(), name)
+    return Parsed("assistant", "tool_use", f"[tool_use {name}] {body}".rstrip(), name)
 
 
-def _response_item(payload: dict[str, Any], session: _Session, attrs: dict[str, Any]) -> _Parsed:
+def _response_item(payload: dict[str, Any], session: _Session, attrs: dict[str, Any]) -> Parsed:
     ptype = payload.get("type")
     if ptype == "message":
         role = payload.get("role")
@@ -252,14 +244,14 @@ def _response_item(payload: dict[str, Any], session: _Session, attrs: dict[str, 
             attrs["phase"] = payload["phase"]
         if role == "user":
             kind = "meta" if _is_context(_first_text(content)) else "message"
-            return _Parsed("user", kind, text, None, reason)
+            return Parsed("user", kind, text, None, reason)
         if role == "assistant":
-            return _Parsed("assistant", "message", text, session.model, reason)
+            return Parsed("assistant", "message", text, session.model, reason)
         if role in ("developer", "system"):
             attrs["message_role"] = role
-            return _Parsed("system", "meta", text, None, reason)
+            return Parsed("system", "meta", text, None, reason)
         attrs["message_role"] = role
-        return _Parsed("other", "message", text, None, reason)
+        return Parsed("other", "message", text, None, reason)
     if ptype == "reasoning":
         text = _items_text(payload.get("summary"))
         if not text:
@@ -268,7 +260,7 @@ def _response_item(payload: dict[str, Any], session: _Session, attrs: dict[str, 
         if not text:
             encrypted = payload.get("encrypted_content")
             reason = "encrypted reasoning" if encrypted else "empty reasoning"
-        return _Parsed("assistant", "thinking", text, session.model, reason)
+        return Parsed("assistant", "thinking", text, session.model, reason)
     if isinstance(ptype, str) and ptype.endswith("_output"):
         call_id = payload.get("call_id")
         author = None
@@ -276,14 +268,14 @@ def _response_item(payload: dict[str, Any], session: _Session, attrs: dict[str, 
             attrs["call_id"] = call_id
             author = session.tools.get(call_id)
         text = _output_text(payload.get("output"))
-        return _Parsed("tool", "tool_result", text, author, None if text else "empty output")
+        return Parsed("tool", "tool_result", text, author, None if text else "empty output")
     if isinstance(ptype, str) and ptype.endswith("_call"):
         return _tool_call(payload, session, attrs)
     if ptype in ("compaction", "compaction_summary"):
-        return _Parsed("other", "meta", "", None, "encrypted compaction")
+        return Parsed("other", "meta", "", None, "encrypted compaction")
     if ptype == "ghost_snapshot":
-        return _Parsed("other", "meta", "", None, "ghost_snapshot")
-    return _Parsed("other", "unknown", "", None, f"unknown response_item {ptype}")
+        return Parsed("other", "meta", "", None, "ghost_snapshot")
+    return Parsed("other", "unknown", "", None, f"unknown response_item {ptype}")
 
 
 class CodexAdapter:
@@ -370,7 +362,7 @@ class CodexAdapter:
         if "payload" not in rec:
             parsed = _legacy(rec, meta, session, attrs)
         elif not isinstance(payload, dict):
-            parsed = _Parsed("other", "unknown", "", None, f"{rtype} without object payload")
+            parsed = Parsed("other", "unknown", "", None, f"{rtype} without object payload")
         elif rtype == "response_item":
             parsed = _response_item(payload, session, attrs)
             attrs["item_type"] = payload.get("type")
@@ -378,18 +370,18 @@ class CodexAdapter:
             etype = payload.get("type")
             attrs["event_type"] = etype
             reason = "event_msg duplicate" if etype in _DUPLICATE_EVENTS else f"event_msg {etype}"
-            parsed = _Parsed("other", "meta", "", None, reason)
+            parsed = Parsed("other", "meta", "", None, reason)
         elif rtype == "session_meta":
-            parsed = _Parsed("other", "meta", "", None, "session_meta")
+            parsed = Parsed("other", "meta", "", None, "session_meta")
         elif rtype == "turn_context":
-            parsed = _Parsed("other", "meta", "", None, "turn_context")
+            parsed = Parsed("other", "meta", "", None, "turn_context")
             if isinstance(payload.get("turn_id"), str):
                 attrs["turn_id"] = payload["turn_id"]
         elif rtype == "compacted":
-            text = _str_or_dump(payload.get("message"))
-            parsed = _Parsed("other", "summary", text, None, None if text else "empty compaction")
+            text = str_or_dump(payload.get("message"))
+            parsed = Parsed("other", "summary", text, None, None if text else "empty compaction")
         else:
-            parsed = _Parsed("other", "unknown", "", None, f"unknown type {rtype}")
+            parsed = Parsed("other", "unknown", "", None, f"unknown type {rtype}")
 
         if parsed.empty_reason and not parsed.text:
             attrs["empty_reason"] = parsed.empty_reason
@@ -425,16 +417,16 @@ def _meta_payload(rec: dict[str, Any], number: int | None = None) -> dict[str, A
 
 def _legacy(
     rec: dict[str, Any], meta: dict[str, Any] | None, session: _Session, attrs: dict[str, Any]
-) -> _Parsed:
+) -> Parsed:
     """A line of the pre-envelope format: session header, state marker or bare item."""
     if meta is not None:
-        return _Parsed("other", "meta", "", None, "session_meta")
+        return Parsed("other", "meta", "", None, "session_meta")
     if "record_type" in rec:
-        return _Parsed("other", "meta", "", None, f"record_type {rec.get('record_type')}")
+        return Parsed("other", "meta", "", None, f"record_type {rec.get('record_type')}")
     if rec.get("type") in _RESPONSE_ITEM_TYPES:
         attrs["item_type"] = rec.get("type")
         return _response_item(rec, session, attrs)
-    return _Parsed("other", "unknown", "", None, f"unknown type {rec.get('type')}")
+    return Parsed("other", "unknown", "", None, f"unknown type {rec.get('type')}")
 
 
 def _line_time(rec: dict[str, Any]) -> datetime | None:
