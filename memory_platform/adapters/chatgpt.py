@@ -34,6 +34,7 @@ from memory_platform.adapters.base import (
     Item,
     ParseIssue,
     clean_text,
+    discover_files,
     is_future,
     join_text,
     parse_epoch,
@@ -76,6 +77,10 @@ def _looks_like_chatgpt(opener: Opener) -> bool:
     except OPEN_ERRORS:
         return False
     return keys is None or "mapping" in keys
+
+
+def _file_is_chatgpt(path: Path) -> bool:
+    return _looks_like_chatgpt(lambda: open(path, "rb"))
 
 
 def _shard_members(names: list[str]) -> list[str]:
@@ -154,20 +159,7 @@ class ChatGptAdapter:
     source = "chatgpt"
 
     def discover(self, path: Path) -> Iterator[Path]:
-        path = Path(path)
-        if path.is_file():
-            yield path
-            return
-        if not path.is_dir():
-            return
-        found: set[Path] = set()
-        for candidate in path.rglob(SHARD_GLOB):
-            if candidate.is_file() and _looks_like_chatgpt(lambda c=candidate: open(c, "rb")):
-                found.add(candidate)
-        for candidate in path.rglob("*.zip"):
-            if candidate.is_file() and _zip_is_chatgpt(candidate):
-                found.add(candidate)
-        yield from sorted(found)
+        return discover_files(path, {SHARD_GLOB: _file_is_chatgpt, "*.zip": _zip_is_chatgpt})
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)

@@ -32,6 +32,7 @@ from memory_platform.adapters.base import (
     Item,
     ParseIssue,
     clean_text,
+    discover_files,
     is_future,
     join_text,
     parse_iso,
@@ -66,6 +67,17 @@ def _looks_like_claude(opener: Opener) -> bool:
     if keys is None:  # empty array: nothing to import, claiming it is harmless
         return True
     return "chat_messages" in keys or ("uuid" in keys and not keys & _SNIFF_STOP)
+
+
+def _file_is_claude(path: Path) -> bool:
+    return _looks_like_claude(lambda: open(path, "rb"))
+
+
+def _beside_claude_conversations(projects: Path) -> bool:
+    """projects.json carries no marker of its own; it is claude.ai's when the
+    conversations.json beside it is."""
+    conversations = projects.with_name(CONVERSATIONS)
+    return conversations.is_file() and _file_is_claude(conversations)
 
 
 def _zip_is_claude(path: Path) -> bool:
@@ -192,23 +204,14 @@ class ClaudeAiAdapter:
     source = "claude-ai"
 
     def discover(self, path: Path) -> Iterator[Path]:
-        path = Path(path)
-        if path.is_file():
-            yield path
-            return
-        if not path.is_dir():
-            return
-        found: set[Path] = set()
-        for candidate in path.rglob(CONVERSATIONS):
-            if candidate.is_file() and _looks_like_claude(lambda c=candidate: open(c, "rb")):
-                found.add(candidate)
-                projects = candidate.with_name(PROJECTS)
-                if projects.is_file():
-                    found.add(projects)
-        for candidate in path.rglob("*.zip"):
-            if candidate.is_file() and _zip_is_claude(candidate):
-                found.add(candidate)
-        yield from sorted(found)
+        return discover_files(
+            path,
+            {
+                CONVERSATIONS: _file_is_claude,
+                PROJECTS: _beside_claude_conversations,
+                "*.zip": _zip_is_claude,
+            },
+        )
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 from memory_platform.adapters.base import (
@@ -42,6 +42,7 @@ from memory_platform.adapters.base import (
     Event,
     Item,
     ParseIssue,
+    discover_files,
     is_future,
     join_text,
     parse_iso,
@@ -376,6 +377,11 @@ def _abandoned(parent: dict[str, str | None], turns: set[str], leaf: str) -> set
     return {uuid for uuid, gone in status.items() if gone}
 
 
+def _is_transcript(relative: PurePath) -> bool:
+    # history.jsonl is the prompt log; tool-results/ holds large tool outputs, not turns
+    return relative.name != "history.jsonl" and "tool-results" not in relative.parts
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -384,19 +390,7 @@ class ClaudeCodeAdapter:
     source = "claude-code"
 
     def discover(self, path: Path) -> Iterator[Path]:
-        path = Path(path)
-        if path.is_file():
-            yield path
-            return
-        found = []
-        for candidate in path.rglob("*.jsonl"):
-            if candidate.name == "history.jsonl":
-                continue  # the prompt log, not a transcript
-            if "tool-results" in candidate.relative_to(path).parts:
-                continue
-            if candidate.is_file():
-                found.append(candidate)
-        yield from sorted(found)
+        return discover_files(path, {"*.jsonl": None}, _is_transcript)
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)

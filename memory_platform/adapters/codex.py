@@ -37,6 +37,7 @@ from memory_platform.adapters.base import (
     Event,
     Item,
     ParseIssue,
+    discover_files,
     is_future,
     join_text,
     parse_iso,
@@ -282,11 +283,7 @@ class CodexAdapter:
     source = "codex"
 
     def discover(self, path: Path) -> Iterator[Path]:
-        path = Path(path)
-        if path.is_file():
-            yield path
-            return
-        yield from sorted(p for p in path.rglob("rollout-*.jsonl") if p.is_file())
+        return discover_files(path, {"rollout-*.jsonl": None})
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)

@@ -25,7 +25,7 @@ import re
 import zipfile
 from collections.abc import Iterator
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import ijson
@@ -49,6 +49,7 @@ from memory_platform.adapters.base import (
     Item,
     ParseIssue,
     clean_text,
+    discover_files,
     is_future,
     parse_iso,
     short_hash,
@@ -418,23 +419,8 @@ class GeminiAdapter:
         self.skipped_foreign: dict[str, int] = {}
 
     def discover(self, path: Path) -> Iterator[Path]:
-        path = Path(path)
-        if path.is_file():
-            yield path
-            return
-        if not path.is_dir():
-            return
-        found: list[Path] = []
-        for candidate in path.rglob("*"):
-            if not candidate.is_file():
-                continue
-            suffix = candidate.suffix.lower()
-            if suffix in _SUFFIXES:
-                if _looks_like_gemini(lambda c=candidate: open(c, "rb")):
-                    found.append(candidate)
-            elif suffix == ".zip" and _zip_gemini_members(candidate):
-                found.append(candidate)
-        yield from sorted(found)
+        # every name: My Activity files are localized, so only the suffix is known
+        return discover_files(path, {"*": _file_is_gemini}, _may_hold_gemini)
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)
@@ -661,6 +647,16 @@ def _looks_like_gemini(opener: Opener) -> bool:
     except (*OPEN_ERRORS, ijson.JSONError):
         return False
     return False
+
+
+def _may_hold_gemini(relative: PurePath) -> bool:
+    return relative.suffix.lower() in (*_SUFFIXES, ".zip")
+
+
+def _file_is_gemini(path: Path) -> bool:
+    if path.suffix.lower() == ".zip":
+        return bool(_zip_gemini_members(path))
+    return _looks_like_gemini(lambda: open(path, "rb"))
 
 
 def _zip_gemini_members(path: Path) -> list[str]:
