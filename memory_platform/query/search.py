@@ -27,8 +27,8 @@ import numpy as np
 import psycopg
 
 from memory_platform.query.embeddings import Embedder, get_embedder
-from memory_platform.store import Database
-from memory_platform.store import search as store
+from memory_platform.store import Database, event_reads, event_search
+from memory_platform.store import embeddings as embedding_store
 
 T = TypeVar("T")
 Mode = Literal["hybrid", "dense", "keyword"]
@@ -46,10 +46,11 @@ DENSE_WEIGHT = 0.7
 DEFAULT_FUSION: Fusion = "weighted"
 # Filtered dense pool: exact distances over the filtered subset when the planner expects at
 # most this many events, else an oversampled HNSW probe. A filter too narrow for the probe
-# (it would need an ef_search above store.MAX_EF_SEARCH, and could still come up short) is
-# searched exactly up to NARROW_EXACT_FACTOR times that. Measured (BENCHMARKS.md): a week
-# of 1M events (19k rows, 1.9%) 114 ms p50 exact vs 238 ms by the probe; a source holding
-# 20% of 100k events (20k rows spread over the whole table) 202 ms exact vs 74 ms probe.
+# (it would need an ef_search above embedding_store.MAX_EF_SEARCH, and could still come up
+# short) is searched exactly up to NARROW_EXACT_FACTOR times that. Measured (BENCHMARKS.md):
+# a week of 1M events (19k rows, 1.9%) 114 ms p50 exact vs 238 ms by the probe; a source
+# holding 20% of 100k events (20k rows spread over the whole table) 202 ms exact vs 74 ms
+# probe.
 EXACT_MAX_ROWS = 10_000
 NARROW_EXACT_FACTOR = 5
 OVERSAMPLE = 2.0
@@ -83,8 +84,8 @@ class SearchFilters:
     since: datetime | date | str | None = None  # inclusive
     until: datetime | date | str | None = None  # exclusive
 
-    def to_store(self) -> store.Filter:
-        return store.Filter(
+    def to_store(self) -> event_search.Filter:
+        return event_search.Filter(
             source=self.source, project=self.project, role=self.role,
             conversation_id=self.conversation_id,
             since=_as_utc(self.since), until=_as_utc(self.until),
@@ -157,24 +158,24 @@ def search(
             freq = _lexeme_freqs(conn, query, f, n_rows)
             weights = _weights(freq)
             lexemes, require_all = _pool_lexemes(freq, weights, n_rows)
-            keyword = store.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
+            keyword = event_search.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
         candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
         dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
         # Stage two: both signals for every candidate, from the candidates' rows only.
-        dense_full = (store.dense_scores(conn, embedder.name, dims, vector, candidates)
+        dense_full = (event_search.dense_scores(conn, embedder.name, dims, vector, candidates)
                       if vector is not None else {})
-        keyword_full = store.keyword_scores(conn, weights, candidates) if weights else {}
+        keyword_full = event_search.keyword_scores(conn, weights, candidates) if weights else {}
         scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
                        keyword_rank)
         top = sorted(candidates, key=lambda i: (-scores[i], i))[:k]
-        rows = store.fetch_hits(conn, top)
+        rows = event_reads.fetch_hits(conn, top)
         return top, rows, scores, dense_full, dense_rank, keyword_rank
 
     top, rows, scores, dense_full, dense_rank, keyword_rank = _on_connection(db, run)
     hits = []
     for i in top:
-        row = dict(zip(store.HIT_COLUMNS, rows[i], strict=True))
+        row = dict(zip(event_reads.HIT_COLUMNS, rows[i], strict=True))
         d = dense_full.get(i)
         hits.append(Hit(
             event_id=i, source=row["source"], conversation_id=row["conversation_id"],
@@ -210,33 +211,33 @@ def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: d
 
 
 def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndarray,
-                pool: int, f: store.Filter, k: int,
+                pool: int, f: event_search.Filter, k: int,
                 expected: int | None = None) -> list[tuple[int, float]]:
     """pgvector 0.6 filters after the HNSW scan (no iterative scans), so a selective filter
     could leave fewer than k rows. Small filtered subsets are searched exactly; otherwise
     the probe is oversampled by the filter's selectivity and widened until k survive, with
     exact search as the last resort (correct, only slower)."""
     if f.empty:
-        return store.dense_pool(conn, model, dims, vector, pool)
+        return event_search.dense_pool(conn, model, dims, vector, pool)
     expected = _estimate(conn, f) if expected is None else expected
     if expected <= EXACT_MAX_ROWS:
-        return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
-    total = max(1, _estimate(conn, store.Filter()))
+        return event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    total = max(1, _estimate(conn, event_search.Filter()))
     selectivity = min(1.0, expected / total)
     # Oversample for the rows a page of results needs, not the whole pool: the HNSW scan's
     # cost grows with ef_search (1,000 costs ~8x 100 at 100k rows).
     want = max(2 * k, 40)
     needed = math.ceil(want * OVERSAMPLE / selectivity)
-    if needed > store.MAX_EF_SEARCH and expected <= NARROW_EXACT_FACTOR * EXACT_MAX_ROWS:
-        return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
-    probe = min(store.MAX_EF_SEARCH, needed)
+    if needed > embedding_store.MAX_EF_SEARCH and expected <= NARROW_EXACT_FACTOR * EXACT_MAX_ROWS:
+        return event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    probe = min(embedding_store.MAX_EF_SEARCH, needed)
     while True:
-        found = store.dense_pool(conn, model, dims, vector, pool, f, probe=probe)
-        if len(found) >= min(want, pool) or probe >= store.MAX_EF_SEARCH:
+        found = event_search.dense_pool(conn, model, dims, vector, pool, f, probe=probe)
+        if len(found) >= min(want, pool) or probe >= embedding_store.MAX_EF_SEARCH:
             break
-        probe = min(store.MAX_EF_SEARCH, probe * 4)
+        probe = min(embedding_store.MAX_EF_SEARCH, probe * 4)
     if len(found) < k:
-        found = store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+        found = event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
     return found
 
 
@@ -246,10 +247,10 @@ STATS_TTL_SECONDS = 300.0
 
 
 def lexeme_weights(conn: psycopg.Connection, query: str,
-                   f: store.Filter | None = None) -> dict[str, float]:
+                   f: event_search.Filter | None = None) -> dict[str, float]:
     """The query's lexemes with IDF weights (see _lexeme_freqs), very common lexemes
     dropped."""
-    f = f or store.Filter()
+    f = f or event_search.Filter()
     return _weights(_lexeme_freqs(conn, query, f, _estimate(conn, f)))
 
 
@@ -262,25 +263,25 @@ def _weights(freq: dict[str, float]) -> dict[str, float]:
     return {lex: math.log(1 + 1 / freq[lex]) for lex in kept}
 
 
-def _lexeme_freqs(conn: psycopg.Connection, query: str, f: store.Filter,
+def _lexeme_freqs(conn: psycopg.Connection, query: str, f: event_search.Filter,
                   rows: int) -> dict[str, float]:
     """Fraction of the searched events holding each query lexeme. For a filter expected to
     keep at most SCOPED_IDF_MAX_ROWS events the fractions are counted in that subset (a
     word common in one conversation, such as its speakers' names, is no evidence there
     even when rare overall); otherwise they come from the planner's statistics of
     `events.text_search` (1.0 each when never analyzed)."""
-    lexemes = store.query_lexemes(conn, query)
+    lexemes = event_search.query_lexemes(conn, query)
     if not lexemes:
         return {}
     if not f.empty and rows <= SCOPED_IDF_MAX_ROWS:
-        total, counts = store.lexeme_counts(conn, lexemes, f)
+        total, counts = event_search.lexeme_counts(conn, lexemes, f)
         if total:
             return {lex: max(counts[lex], 0.5) / total for lex in lexemes}
     key = conn.info.dsn
     with _stats_lock:
         cached = _stats.get(key)
     if cached is None or time.monotonic() - cached[0] > STATS_TTL_SECONDS:
-        freqs, floor = store.lexeme_frequencies(conn)
+        freqs, floor = event_search.lexeme_frequencies(conn)
         cached = (time.monotonic(), freqs, floor)
         with _stats_lock:
             _stats[key] = cached
@@ -398,24 +399,24 @@ def _searchable_dims(conn: psycopg.Connection, model: str) -> int | None:
         dims = _facts.get(key)
     if dims is not None:
         return dims
-    dims = store.model_dims(conn, model)
-    if dims is None or not store.has_vectors(conn, model):
+    dims = embedding_store.model_dims(conn, model)
+    if dims is None or not embedding_store.has_vectors(conn, model):
         return None
     with _facts_lock:
         _facts[key] = dims
     return dims
 
 
-def _estimate(conn: psycopg.Connection, f: store.Filter) -> int:
+def _estimate(conn: psycopg.Connection, f: event_search.Filter) -> int:
     """The planner's row estimate for the filter; the unfiltered table's is cached with the
     lexeme statistics (it changes only with ANALYZE)."""
     if not f.empty:
-        return store.estimate_filtered(conn, f)
+        return event_search.estimate_filtered(conn, f)
     key = ("rows", conn.info.dsn)
     with _stats_lock:
         cached = _stats.get(key)
     if cached is None or time.monotonic() - cached[0] > STATS_TTL_SECONDS:
-        cached = (time.monotonic(), store.estimate_filtered(conn, f))
+        cached = (time.monotonic(), event_search.estimate_filtered(conn, f))
         with _stats_lock:
             _stats[key] = cached
     return cached[1]
@@ -427,11 +428,11 @@ def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -
     conversation, ordered by (occurred_at, id), oldest first. None if there is no such event.
     """
     def run(conn: psycopg.Connection) -> tuple:
-        event = store.get_event(conn, event_id)
+        event = event_reads.get_event(conn, event_id)
         if event is None:
             return None, [], []
-        return event, *store.conversation_neighbours(conn, event, max(0, before),
-                                                     max(0, after))
+        return event, *event_reads.conversation_neighbours(conn, event, max(0, before),
+                                                           max(0, after))
 
     event, earlier, later = _on_connection(db, run)
     if event is None:
@@ -450,11 +451,11 @@ def timeline(
     """Events per UTC day and source in [since, until) (and the other filters)."""
     base = filters or SearchFilters()
     f = base.to_store()
-    f = store.Filter(source=f.source, project=f.project, role=f.role,
-                     conversation_id=f.conversation_id,
-                     since=_as_utc(since) if since is not None else f.since,
-                     until=_as_utc(until) if until is not None else f.until)
-    rows = _on_connection(db, lambda conn: store.timeline(conn, f))
+    f = event_search.Filter(source=f.source, project=f.project, role=f.role,
+                            conversation_id=f.conversation_id,
+                            since=_as_utc(since) if since is not None else f.since,
+                            until=_as_utc(until) if until is not None else f.until)
+    rows = _on_connection(db, lambda conn: event_search.timeline(conn, f))
     return [{"day": day, "source": source, "events": n} for day, source, n in rows]
 
 
