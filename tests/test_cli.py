@@ -83,19 +83,19 @@ def test_status_warns_when_claude_code_folder_is_not_imported(home, tmp_path):
 def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
     from datetime import datetime, timedelta, timezone
 
-    from memory_platform.store import vault as vault_store
+    from memory_platform.store import memories as memory_store
 
     projects = Path(os.environ["MEMORY_PLATFORM_CLAUDE_PROJECTS"])
     start = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=9, minute=0)
     write_transcript(projects / "-home-me" / "s.jsonl", 4, start=start)
     assert run("import", "claude-code", str(projects)).returncode == 0
     with db.connect() as conn:
-        vault_store.add_memory(conn, namespace="personal", text="Prefers tea.", actor="test")
-        vault_store.add_memory(conn, namespace="personal", text="Lives in Lyon.", actor="test")
-        vault_store.add_memory(conn, namespace="personal__dream", text="Reads on Sundays.",
-                               source="dream", actor="dream:r1", dream_run_id="r1")
-        vault_store.add_memory(conn, namespace="work", text="Deploys on Fridays.",
-                               actor="test")
+        memory_store.add_memory(conn, namespace="personal", text="Prefers tea.", actor="test")
+        memory_store.add_memory(conn, namespace="personal", text="Lives in Lyon.", actor="test")
+        memory_store.add_memory(conn, namespace="personal__dream", text="Reads on Sundays.",
+                                source="dream", actor="dream:r1", dream_run_id="r1")
+        memory_store.add_memory(conn, namespace="work", text="Deploys on Fridays.",
+                                actor="test")
 
     data = json.loads(run("status", "--json").stdout)
     assert data["vault"] == [

@@ -21,7 +21,8 @@ from memory_platform.ingest import importer as ingest
 from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault
 from memory_platform.vault import review, tokens
 
@@ -99,10 +100,10 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
             conn, candidate_id=candidate, run_id=RUN, verdict=verdict,
             decided_by="judge" if neighbour_id else "vector", reason=f"test {verdict}",
             thresholds={"duplicate": 0.85}, neighbour_id=neighbour_id,
-            neighbour_text=vault_store.get_memory(conn, neighbour_id)["text"]
+            neighbour_text=memory_store.get_memory(conn, neighbour_id)["text"]
             if neighbour_id else None, similarity=0.93 if neighbour_id else None)
-        memory_id, _ = vault_store.add_memory(
-            conn, namespace=vault_store.shadow_of(namespace, "dream"), text=text,
+        memory_id, _ = memory_store.add_memory(
+            conn, namespace=namespace_store.shadow_of(namespace, "dream"), text=text,
             category="user", source="dream", actor=f"dream:{RUN}", review="pending",
             dream_run_id=RUN, candidate_id=candidate, source_event_ids=list(events), score=7,
             why="worth keeping", verdict=verdict)
@@ -111,14 +112,14 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
 
 def row(db, memory_id: int) -> dict:
     with db.connect() as conn:
-        return vault_store.get_memory(conn, memory_id)
+        return memory_store.get_memory(conn, memory_id)
 
 
 def promoted(db, shadow_id: int) -> dict | None:
     with db.connect() as conn:
         found = conn.execute("SELECT id FROM memories WHERE promoted_from = %s",
                              (shadow_id,)).fetchone()
-        return vault_store.get_memory(conn, found[0]) if found else None
+        return memory_store.get_memory(conn, found[0]) if found else None
 
 
 def actors(db, memory_id: int) -> set[tuple[str, str]]:

@@ -24,7 +24,8 @@ from memory_platform.dream.dedup import (
 from memory_platform.llm import LLMRefused, ScriptedProvider
 from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
-from memory_platform.store import vault
+from memory_platform.store import memories as memory_store
+from memory_platform.store import memory_embeddings
 
 DAY = date(2025, 3, 14)
 NS = "memory-platform"
@@ -159,12 +160,12 @@ def test_judge_prompt_names_the_differing_tokens_and_masks_secrets():
 
 
 def _memory(conn, embedder, namespace: str, text: str, review: str | None = None) -> int:
-    memory_id, created = vault.add_memory(conn, namespace=namespace, text=text,
-                                          category="project", source="hand", actor="test",
-                                          review=review)
+    memory_id, created = memory_store.add_memory(conn, namespace=namespace, text=text,
+                                                 category="project", source="hand", actor="test",
+                                                 review=review)
     assert created
-    vault.write_memory_embeddings(conn, embedder.name, embedder.dims,
-                                  [(memory_id, embedder.embed([text])[0])])
+    memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                              [(memory_id, embedder.embed([text])[0])])
     return memory_id
 
 
@@ -185,7 +186,7 @@ def _candidates(conn, texts: list[str], *, namespace: str = NS, day: date = DAY,
 @pytest.fixture
 def conn(db, embedder):
     with db.connect() as c:
-        vault.ensure_memory_model(c, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(c, embedder.name, embedder.dims)
         yield c
 
 

@@ -30,8 +30,9 @@ from memory_platform.resources import CairnResource
 from memory_platform.sensors.review import partition_changes, pending_memories_sensor
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as review_store
-from memory_platform.store import vault as vault_store
 from memory_platform.vault import memories as vault
 from memory_platform.vault import queue, review
 
@@ -60,14 +61,14 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
                                                  list(events), "proposed")])
         neighbour_text = None
         if neighbour_id is not None:
-            neighbour_text = vault_store.get_memory(conn, neighbour_id)["text"]
+            neighbour_text = memory_store.get_memory(conn, neighbour_id)["text"]
         dedup_store.insert_verdict(
             conn, candidate_id=candidate, run_id=RUN, verdict=verdict,
             decided_by="judge" if verdict == "contradiction" else "vector",
             reason=f"test verdict {verdict}", thresholds={"duplicate": 0.85},
             neighbour_id=neighbour_id, neighbour_text=neighbour_text, similarity=similarity)
-        memory_id, created = vault_store.add_memory(
-            conn, namespace=vault_store.shadow_of(namespace, "dream"), text=text,
+        memory_id, created = memory_store.add_memory(
+            conn, namespace=namespace_store.shadow_of(namespace, "dream"), text=text,
             category=category, source="dream", actor=f"dream:{RUN}", review="pending",
             dream_run_id=RUN, candidate_id=candidate, source_event_ids=events, score=score,
             why=why, verdict=verdict)
@@ -81,14 +82,14 @@ def known(db, embedder, text: str, namespace: str = "personal") -> int:
 
 def row(db, memory_id: int) -> dict:
     with db.connect() as conn:
-        return vault_store.get_memory(conn, memory_id)
+        return memory_store.get_memory(conn, memory_id)
 
 
 def promoted_from(db, shadow_id: int) -> list[dict]:
     with db.connect() as conn:
         ids = [r[0] for r in conn.execute(
             "SELECT id FROM memories WHERE promoted_from = %s ORDER BY id", (shadow_id,))]
-        return [vault_store.get_memory(conn, i) for i in ids]
+        return [memory_store.get_memory(conn, i) for i in ids]
 
 
 def vector_of(db, memory_id: int, embedder) -> np.ndarray | None:
@@ -229,7 +230,7 @@ def test_edit_then_approve_into_another_namespace(db, staged, embedder):
     new = row(db, done["promoted_id"])
     assert new["namespace"] == "work" and new["text"] == edited
     assert new["promoted_from"] == shadow_id and new["category"] == "feedback"
-    assert new["content_hash"] == vault_store.content_hash(edited)
+    assert new["content_hash"] == memory_store.content_hash(edited)
     # the edited text was embedded (not the shadow's vector copied)
     expected = embedder.embed([edited])[0]
     np.testing.assert_allclose(vector_of(db, new["id"], embedder), expected, atol=1e-5)

@@ -11,7 +11,8 @@ from memory_platform.query import connections, keyword
 from memory_platform.query import search as service
 from memory_platform.query.embeddings import embed_missing
 from memory_platform.query.search import SearchError, SearchFilters
-from memory_platform.store import search as store
+from memory_platform.store import embeddings as embedding_store
+from memory_platform.store import event_search
 
 CHATTER = [
     "can you refactor the settings loader to read from the environment",
@@ -193,11 +194,11 @@ def test_explain_uses_the_hnsw_index_for_the_unfiltered_dense_pool(db):
     embed_missing(db, embedder)
     with db.connect() as conn:
         conn.execute("ANALYZE event_embeddings")
-        query = store.dense_ann_sql(embedder.name, embedder.dims)
+        query = event_search.dense_ann_sql(embedder.name, embedder.dims)
         vector = embedder.embed(["probe"])[0]
-        params = {"q": store.vector_literal(vector), "pool": 10, "probe": 40}
+        params = {"q": embedding_store.vector_literal(vector), "pool": 10, "probe": 40}
         plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params))
-    assert f"Index Scan using {store.index_name(embedder.name)}" in plan, plan
+    assert f"Index Scan using {embedding_store.index_name(embedder.name)}" in plan, plan
 
 
 def test_lexeme_weights_are_counted_in_a_small_filtered_subset(db):
@@ -215,7 +216,7 @@ def test_lexeme_weights_are_counted_in_a_small_filtered_subset(db):
                             (ids[0],)).fetchone()[0]
         everywhere = keyword.lexeme_weights(conn, "Alice cache")
         in_talk = keyword.lexeme_weights(conn, "Alice cache",
-                                         store.Filter(conversation_id=conv))
+                                         event_search.Filter(conversation_id=conv))
     assert set(everywhere) == {"alic", "cach"}, "7% of all events: a useful word"
     assert set(in_talk) == {"cach"}, "100% of the conversation: dropped"
     hits = service.search(db, "Alice cache", k=3, mode="keyword",

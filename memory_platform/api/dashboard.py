@@ -46,8 +46,9 @@ from starlette.requests import Request as StarletteRequest
 
 from memory_platform.api.vault import SESSION_COOKIE, Caller
 from memory_platform.store import Database
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as review_store
-from memory_platform.store import vault as vault_store
 from memory_platform.vault import queue as review_queue
 from memory_platform.vault import review
 
@@ -428,7 +429,7 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
     def targets(caller: Caller) -> list[str]:
         with database.connect() as conn:
-            return [n["name"] for n in vault_store.list_namespaces(conn)
+            return [n["name"] for n in namespace_store.list_namespaces(conn)
                     if n["kind"] == "primary" and caller.scope.permits(n["name"])]
 
     def entries_page(caller: Caller, namespace: str, after_id: int) -> dict:
@@ -445,7 +446,7 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
     def own_entry(caller: Caller, memory_id: int, target: str | None = None) -> dict:
         with database.connect() as conn:
-            row = vault_store.get_memory(conn, memory_id)
+            row = memory_store.get_memory(conn, memory_id)
         if row is None or not caller.scope.permits(row["namespace"]):
             raise HTTPException(status_code=404, detail=f"no memory {memory_id}")
         if target is not None:

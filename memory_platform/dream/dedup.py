@@ -41,8 +41,9 @@ from memory_platform.dream.judge import (
 )
 from memory_platform.dream.significant import differing_tokens, significant_tokens
 from memory_platform.llm import LLM, LLMCallError
-from memory_platform.store import Database, vault
+from memory_platform.store import Database, memory_embeddings, memory_search
 from memory_platform.store import dedup as store
+from memory_platform.store import namespaces as namespace_store
 
 log = logging.getLogger(__name__)
 
@@ -174,12 +175,15 @@ def neighbours(
     """The k nearest known facts for a candidate aimed at primary `namespace`: active
     memories there, pending and skipped entries of its shadows, and the batch's accepted
     candidates for the same namespace. Most similar first. `method` ('exact' or 'hnsw')
-    overrides vault.nearest_memories' choice by namespace size (the benchmark compares)."""
-    scope = [namespace, vault.shadow_of(namespace, "dream"), vault.shadow_of(namespace, "ideas")]
+    overrides memory_search.nearest_memories' choice by namespace size (the benchmark
+    compares)."""
+    scope = [namespace, namespace_store.shadow_of(namespace, "dream"),
+             namespace_store.shadow_of(namespace, "ideas")]
     found = [
         Neighbour(text=row["text"], similarity=float(row["similarity"]),
                   namespace=row["namespace"], memory_id=int(row["id"]), review=row["review"])
-        for row in vault.nearest_memories(conn, model, dims, vector, scope, k=k, method=method)
+        for row in memory_search.nearest_memories(conn, model, dims, vector, scope, k=k,
+                                                  method=method)
     ]
     same_ns = [a for a in batch if a.namespace == namespace]
     if same_ns:
@@ -312,7 +316,7 @@ def run_dedup(
     judge_calls = 0
     skipped_existing = 0
     with db.connect() as conn:
-        vault.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         pending = store.pending_candidates(conn, day)
         earlier = store.accepted_candidates(conn, day)
         began = time.perf_counter()

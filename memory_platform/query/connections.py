@@ -11,7 +11,7 @@ from typing import TypeVar
 import psycopg
 
 from memory_platform.store import Database
-from memory_platform.store import search as store
+from memory_platform.store import embeddings as store
 
 T = TypeVar("T")
 

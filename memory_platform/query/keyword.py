@@ -8,7 +8,7 @@ import time
 
 import psycopg
 
-from memory_platform.store import search as store
+from memory_platform.store import event_search as store
 
 # Lexemes in more than this fraction of events carry almost no signal and make the OR query
 # match most of the table; they are dropped (unless the query has nothing rarer).

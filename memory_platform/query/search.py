@@ -31,8 +31,8 @@ from memory_platform.query.keyword import (
     lexeme_freqs,
     pool_lexemes,
 )
-from memory_platform.store import Database
-from memory_platform.store import search as store
+from memory_platform.store import Database, event_reads, event_search
+from memory_platform.store import embeddings as embedding_store
 
 T = TypeVar("T")
 Mode = Literal["hybrid", "dense", "keyword"]
@@ -50,10 +50,11 @@ DENSE_WEIGHT = 0.7
 DEFAULT_FUSION: Fusion = "weighted"
 # Filtered dense pool: exact distances over the filtered subset when the planner expects at
 # most this many events, else an oversampled HNSW probe. A filter too narrow for the probe
-# (it would need an ef_search above store.MAX_EF_SEARCH, and could still come up short) is
-# searched exactly up to NARROW_EXACT_FACTOR times that. Measured (BENCHMARKS.md): a week
-# of 1M events (19k rows, 1.9%) 114 ms p50 exact vs 238 ms by the probe; a source holding
-# 20% of 100k events (20k rows spread over the whole table) 202 ms exact vs 74 ms probe.
+# (it would need an ef_search above embedding_store.MAX_EF_SEARCH, and could still come up
+# short) is searched exactly up to NARROW_EXACT_FACTOR times that. Measured (BENCHMARKS.md):
+# a week of 1M events (19k rows, 1.9%) 114 ms p50 exact vs 238 ms by the probe; a source
+# holding 20% of 100k events (20k rows spread over the whole table) 202 ms exact vs 74 ms
+# probe.
 EXACT_MAX_ROWS = 10_000
 NARROW_EXACT_FACTOR = 5
 OVERSAMPLE = 2.0
@@ -70,8 +71,8 @@ class SearchFilters:
     since: datetime | date | str | None = None  # inclusive
     until: datetime | date | str | None = None  # exclusive
 
-    def to_store(self) -> store.Filter:
-        return store.Filter(
+    def to_store(self) -> event_search.Filter:
+        return event_search.Filter(
             source=self.source, project=self.project, role=self.role,
             conversation_id=self.conversation_id,
             since=_as_utc(self.since), until=_as_utc(self.until),
@@ -144,24 +145,24 @@ def search(
             freq = lexeme_freqs(conn, query, f, n_rows)
             weights = idf_weights(freq)
             lexemes, require_all = pool_lexemes(freq, weights, n_rows)
-            keyword = store.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
+            keyword = event_search.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
         candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
         dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
         # Stage two: both signals for every candidate, from the candidates' rows only.
-        dense_full = (store.dense_scores(conn, embedder.name, dims, vector, candidates)
+        dense_full = (event_search.dense_scores(conn, embedder.name, dims, vector, candidates)
                       if vector is not None else {})
-        keyword_full = store.keyword_scores(conn, weights, candidates) if weights else {}
+        keyword_full = event_search.keyword_scores(conn, weights, candidates) if weights else {}
         scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
                        keyword_rank)
         top = sorted(candidates, key=lambda i: (-scores[i], i))[:k]
-        rows = store.fetch_hits(conn, top)
+        rows = event_reads.fetch_hits(conn, top)
         return top, rows, scores, dense_full, dense_rank, keyword_rank
 
     top, rows, scores, dense_full, dense_rank, keyword_rank = on_connection(db, run)
     hits = []
     for i in top:
-        row = dict(zip(store.HIT_COLUMNS, rows[i], strict=True))
+        row = dict(zip(event_reads.HIT_COLUMNS, rows[i], strict=True))
         d = dense_full.get(i)
         hits.append(Hit(
             event_id=i, source=row["source"], conversation_id=row["conversation_id"],
@@ -197,33 +198,33 @@ def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: d
 
 
 def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndarray,
-                pool: int, f: store.Filter, k: int,
+                pool: int, f: event_search.Filter, k: int,
                 expected: int | None = None) -> list[tuple[int, float]]:
     """pgvector 0.6 filters after the HNSW scan (no iterative scans), so a selective filter
     could leave fewer than k rows. Small filtered subsets are searched exactly; otherwise
     the probe is oversampled by the filter's selectivity and widened until k survive, with
     exact search as the last resort (correct, only slower)."""
     if f.empty:
-        return store.dense_pool(conn, model, dims, vector, pool)
+        return event_search.dense_pool(conn, model, dims, vector, pool)
     expected = estimate_rows(conn, f) if expected is None else expected
     if expected <= EXACT_MAX_ROWS:
-        return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
-    total = max(1, estimate_rows(conn, store.Filter()))
+        return event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    total = max(1, estimate_rows(conn, event_search.Filter()))
     selectivity = min(1.0, expected / total)
     # Oversample for the rows a page of results needs, not the whole pool: the HNSW scan's
     # cost grows with ef_search (1,000 costs ~8x 100 at 100k rows).
     want = max(2 * k, 40)
     needed = math.ceil(want * OVERSAMPLE / selectivity)
-    if needed > store.MAX_EF_SEARCH and expected <= NARROW_EXACT_FACTOR * EXACT_MAX_ROWS:
-        return store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
-    probe = min(store.MAX_EF_SEARCH, needed)
+    if needed > embedding_store.MAX_EF_SEARCH and expected <= NARROW_EXACT_FACTOR * EXACT_MAX_ROWS:
+        return event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+    probe = min(embedding_store.MAX_EF_SEARCH, needed)
     while True:
-        found = store.dense_pool(conn, model, dims, vector, pool, f, probe=probe)
-        if len(found) >= min(want, pool) or probe >= store.MAX_EF_SEARCH:
+        found = event_search.dense_pool(conn, model, dims, vector, pool, f, probe=probe)
+        if len(found) >= min(want, pool) or probe >= embedding_store.MAX_EF_SEARCH:
             break
-        probe = min(store.MAX_EF_SEARCH, probe * 4)
+        probe = min(embedding_store.MAX_EF_SEARCH, probe * 4)
     if len(found) < k:
-        found = store.dense_pool(conn, model, dims, vector, pool, f, exact=True)
+        found = event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
     return found
 
 
@@ -233,11 +234,11 @@ def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -
     conversation, ordered by (occurred_at, id), oldest first. None if there is no such event.
     """
     def run(conn: psycopg.Connection) -> tuple:
-        event = store.get_event(conn, event_id)
+        event = event_reads.get_event(conn, event_id)
         if event is None:
             return None, [], []
-        return event, *store.conversation_neighbours(conn, event, max(0, before),
-                                                     max(0, after))
+        return event, *event_reads.conversation_neighbours(conn, event, max(0, before),
+                                                           max(0, after))
 
     event, earlier, later = on_connection(db, run)
     if event is None:
@@ -256,11 +257,11 @@ def timeline(
     """Events per UTC day and source in [since, until) (and the other filters)."""
     base = filters or SearchFilters()
     f = base.to_store()
-    f = store.Filter(source=f.source, project=f.project, role=f.role,
+    f = event_search.Filter(source=f.source, project=f.project, role=f.role,
                      conversation_id=f.conversation_id,
                      since=_as_utc(since) if since is not None else f.since,
                      until=_as_utc(until) if until is not None else f.until)
-    rows = on_connection(db, lambda conn: store.timeline(conn, f))
+    rows = on_connection(db, lambda conn: event_search.timeline(conn, f))
     return [{"day": day, "source": source, "events": n} for day, source, n in rows]
 
 

@@ -29,9 +29,10 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from memory_platform.query.embeddings import Embedder
-from memory_platform.store import Database
+from memory_platform.store import Database, memory_embeddings
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as store
-from memory_platform.store import vault as vault_store
 from memory_platform.vault.memories import VaultModel
 
 
@@ -49,7 +50,7 @@ class ReviewConflict(RuntimeError):
 
 
 def _peek_shadow(conn, memory_id: int) -> dict:
-    row = vault_store.get_memory(conn, memory_id)
+    row = memory_store.get_memory(conn, memory_id)
     if row is None:
         raise ValueError(f"no memory {memory_id}")
     if row["review"] is None:
@@ -82,8 +83,8 @@ def _lock_pending(conn, memory_id: int) -> dict:
 
 def _target_namespace(shadow: dict, namespace: str | None) -> str:
     if namespace is None:
-        return vault_store.parse_namespace(shadow["namespace"])[1]
-    kind, _ = vault_store.parse_namespace(namespace)
+        return namespace_store.parse_namespace(shadow["namespace"])[1]
+    kind, _ = namespace_store.parse_namespace(namespace)
     if kind != "primary":
         raise ValueError(f"{namespace!r} is a shadow namespace; approve into a primary one")
     return namespace
@@ -106,18 +107,18 @@ def _decide(
     shadow = _peek_shadow(conn, memory_id)
     target = _target_namespace(shadow, namespace)
     final_text = text.strip() if text is not None else shadow["text"]
-    edited = vault_store.normalize_text(final_text) != vault_store.normalize_text(shadow["text"])
+    edited = memory_store.normalize_text(final_text) != memory_store.normalize_text(shadow["text"])
     # Embed an edit before taking any lock: the model may take seconds to load, and the
     # row lock should be held for milliseconds.
     vector = model.embed(final_text) if edited else None
-    vault_store.ensure_memory_model(conn, model.name, model.dims)
-    vault_store.ensure_namespace(conn, target)
+    memory_embeddings.ensure_memory_model(conn, model.name, model.dims)
+    namespace_store.ensure_namespace(conn, target)
     with conn.transaction():
         shadow = _lock_pending(conn, memory_id)
         old = None
         if old_memory_id is not None:
             old = _lock_current_fact(conn, old_memory_id, target)
-        existing = vault_store.find_by_hash(conn, target, final_text)
+        existing = memory_store.find_by_hash(conn, target, final_text)
         if existing is not None and old is None:
             # The namespace already states it: approving adds nothing twice.
             after = store.set_review(conn, memory_id, review="approved", actor=actor,
@@ -131,8 +132,8 @@ def _decide(
                                                        promoted["id"]):
             if vector is None:  # the shadow entry was never embedded
                 vector = model.embed(final_text)
-            vault_store.write_memory_embeddings(conn, model.name, model.dims,
-                                                [(promoted["id"], vector)])
+            memory_embeddings.write_memory_embeddings(conn, model.name, model.dims,
+                                                      [(promoted["id"], vector)])
         note = None
         if old is not None:
             store.supersede(conn, old["id"], promoted["id"], actor=actor)
@@ -274,7 +275,7 @@ def check_decision(*, action: str, text: str | None = None, namespace: str | Non
                    old_memory_id: int | None = None, promoted_id: int | None = None) -> None:
     """Refuse a decision that cannot succeed, before anything is launched for it."""
     if namespace is not None:
-        kind, _ = vault_store.parse_namespace(namespace)
+        kind, _ = namespace_store.parse_namespace(namespace)
         if kind != "primary":
             raise ValueError(f"{namespace!r} is a shadow namespace; approve into a primary one")
     if text is not None and not text.strip():
@@ -292,10 +293,10 @@ def recorded_decision(db: Database, memory_id: int, *, promoted_id: int,
     ValueError when the database does not show that decision: nothing is recorded that did
     not happen."""
     with db.connect() as conn:
-        shadow = vault_store.get_memory(conn, memory_id)
-        promoted = vault_store.get_memory(conn, promoted_id)
+        shadow = memory_store.get_memory(conn, memory_id)
+        promoted = memory_store.get_memory(conn, promoted_id)
         decided = store.last_decision(conn, memory_id)
-        old = (vault_store.get_memory(conn, old_memory_id)
+        old = (memory_store.get_memory(conn, old_memory_id)
                if old_memory_id is not None else None)
     if shadow is None or shadow["review"] != "approved" or decided is None:
         raise ValueError(f"memory {memory_id} is not approved "
