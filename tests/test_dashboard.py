@@ -5,6 +5,7 @@ provenance pages; the database after each, and a Dagster run per promotion. Then
 cookie of a scoped token, 403/404 outside its namespace, and a conflicting decision."""
 
 import json
+import re
 import shutil
 import socket
 import threading
@@ -12,6 +13,7 @@ import time
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
+import markupsafe
 import pytest
 import uvicorn
 
@@ -307,6 +309,34 @@ def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
     assert app.state.review_recorder.drain(timeout=120)
     assert app.state.review_recorder.status()["failed"] == 0
 
+
+def test_memory_text_is_escaped_and_the_assets_are_the_apps_own(home, db):
+    """Memory text is user data: markup in it reaches the page as text (first page and the
+    ones fetched while scrolling). The stylesheet and scripts come from the app itself."""
+    from fastapi.testclient import TestClient
+
+    hostile = "<img src=x onerror=alert(1)> & <script>alert(2)</script>"
+    stage(db, hostile)
+    app = create_app(db)
+    try:
+        app.state.review_catch_up.join(timeout=60)
+        with TestClient(app) as client:
+            page = client.get("/review/personal")
+            more = client.get("/review/api/personal/entries", params={"after_id": 0}).json()
+            assert page.status_code == 200 and more["count"] == 1
+            for html in (page.text, more["html"]):
+                assert hostile not in html
+                # the card's text and the edit box's
+                assert html.count(markupsafe.escape(hostile)) == 2
+            assets = re.findall(r'<(?:script src|link rel="stylesheet" href)="([^"]+)"',
+                                page.text)
+            assert len(assets) == 3 and all(a.startswith("/review/static/") for a in assets)
+            for asset in assets:
+                served = client.get(asset)
+                assert served.status_code == 200 and served.text.strip()
+            assert "function act(" in client.get(assets[-1]).text
+    finally:
+        app.state.review_recorder.close()
 
 def test_record_mode_checks_the_decision_and_is_idempotent(home, db):
     """vault_promotions action `record`: materializes a decision already made (twice: the

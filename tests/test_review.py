@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -335,6 +335,25 @@ def test_bulk_approve_reports_each_entry(db, staged):
     assert promoted_from(db, staged["work"])[0]["id"] == results[2]["promoted_id"]
     assert actions(db, staged["work"]) == [("add", f"dream:{RUN}"), ("approve", ACTOR)]
 
+
+
+def test_approvals_between_lists_each_approval_in_its_window(db, staged):
+    """What the dashboard's catch-up reads: approvals (with what they wrote and superseded)
+    in the window, oldest first; skips and approvals outside it are left out."""
+    before = datetime.now(UTC)
+    plain = review.approve(db, staged["coffee"], actor=ACTOR)
+    newer = review.supersede(db, staged["contradiction"], actor="cli:bob",
+                             old_memory_id=staged["fact"])
+    review.skip(db, staged["editor"], actor=ACTOR)
+    after = datetime.now(UTC)
+    found = review.approvals_between(db, before, after)
+    assert [(a["memory_id"], a["actor"], a["promoted_id"], a["old_memory_id"])
+            for a in found] == [
+        (staged["coffee"], ACTOR, plain["promoted_id"], None),
+        (staged["contradiction"], "cli:bob", newer["promoted_id"], staged["fact"])]
+    assert review.approvals_between(db, after, after + timedelta(days=1)) == []
+    with pytest.raises(ValueError, match="empty window"):
+        review.approvals_between(db, after, before)
 
 # --- concurrency -------------------------------------------------------------------------
 

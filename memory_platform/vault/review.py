@@ -1,6 +1,6 @@
 """The review gate's service layer: what waits for review, and the decisions a person makes
-on it. Plain functions over a `Database`; the CLI, the Dagster promotion asset and (later)
-the dashboard call them.
+on it. Plain functions over a `Database`; the CLI, the Dagster promotion asset and the
+review dashboard call them.
 
 A dream stages candidates into `<namespace>__dream` (agents into `<namespace>__ideas`), as
 shadow entries with review='pending'. A decision ends that:
@@ -23,6 +23,7 @@ What waits (overview, pending entries, backlog) is read by `vault/queue.py`.
     skip(db, 43, actor="cli:alice", reason="not durable")
     supersede(db, 44, actor="cli:alice", old_memory_id=7)
     bulk_approve(db, [45, 46], actor="cli:alice") -> [{id, outcome, ...}]
+    approvals_between(db, since, until) -> [{memory_id, actor, at, promoted_id, ...}]
 """
 
 from collections.abc import Sequence
@@ -269,6 +270,15 @@ def audit_trail(db: Database, memory_ids: Sequence[int]) -> list[dict]:
         return store.audit_rows(conn, memory_ids)
 
 
+def approvals_between(db: Database, start: datetime, end: datetime) -> list[dict]:
+    """The shadow entries approved in [start, end), oldest decision first, each {memory_id,
+    actor, at, promoted_id (the memory the approval wrote, or the one already stating it),
+    old_memory_id (the fact it superseded, else None)}: what a face that decided in its
+    own request hands to Dagster afterwards (the dashboard's catch-up on a restart)."""
+    if start >= end:
+        raise ValueError(f"an empty window: {start.isoformat()} is not before {end.isoformat()}")
+    with db.connect() as conn:
+        return store.approvals_between(conn, start, end)
 
 
 def check_decision(*, action: str, text: str | None = None, namespace: str | None = None,
