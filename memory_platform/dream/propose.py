@@ -20,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
-from memory_platform.privacy.masking import MASK, mask_secrets
+from memory_platform.privacy.masking import MASK, mask_secrets, masked
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
 from memory_platform.store import dream as store
@@ -223,15 +223,18 @@ def chunk_turns(turns: list[PreparedTurn], chunk_chars: int) -> list[list[Prepar
 
 
 def build_prompt(chunk: list[PreparedTurn], info: dict, part: int, parts: int) -> str:
-    header = [f"Conversation from {info.get('source') or 'unknown source'}"]
+    """The model's prompt for one chunk. Every string in it is masked (rule 10): the turns
+    were masked by prepare_turns, the header's metadata (source, title, project path) is
+    masked here, and the whole prompt once more, so a field added later cannot leak."""
+    header = [f"Conversation from {masked(info.get('source') or 'unknown source')}"]
     if info.get("title"):
-        header.append(f"titled {info['title']!r}")
+        header.append(f"titled {masked(info['title'])!r}")
     if info.get("project"):
-        header.append(f"in project {info['project']}")
+        header.append(f"in project {masked(info['project'])}")
     where = f" (part {part} of {parts})" if parts > 1 else ""
     body = "\n".join(t.line for t in chunk)
-    return (f"{' '.join(header)}{where}. Each turn: [id] timestamp — role: text.\n\n"
-            f"{body}\n\nPropose the memories worth keeping, per the rubric.")
+    return masked(f"{' '.join(header)}{where}. Each turn: [id] timestamp — role: text.\n\n"
+                  f"{body}\n\nPropose the memories worth keeping, per the rubric.")
 
 
 # --- the day ------------------------------------------------------------------------------
