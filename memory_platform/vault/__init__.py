@@ -7,7 +7,10 @@ credentials in memories, every change audited. Besides: memories.py (embedding, 
 search, listing: unscoped internals), context.py (the context pack), review.py (review
 decisions: approve, supersede, skip), queue.py (what waits for review), export.py,
 tokens.py (API tokens and `Scope`), routing.py (which namespace a conversation feeds),
-models.py (the answer shapes REST and MCP share).
+models.py (the answer shapes REST and MCP share), gate.py (the dedup gate every entry to
+review passes: the dream's candidates and agents' ideas; with significant.py, its token
+rule, and judge.py, its LLM judge's prompt).
 
-May import: query (embeddings), store, privacy, settings. Never dream, Dagster or a face.
+May import: query (embeddings), llm (the gate's judge), store, privacy, settings. Never
+dream, Dagster or a face.
 """
