@@ -208,7 +208,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                             events_read=result.events_read,
                             invalid_citations=result.invalid_citations)
 
-    _vault_tools(server, database, scope, vault_embedder)
+    _vault_tools(server, database, scope, vault_embedder, llm)
     if not scope.unrestricted:
         # cairn is every conversation, unscoped: a server limited to namespaces keeps to
         # the vault.
@@ -246,7 +246,13 @@ class VaultIdea(BaseModel):
                                        "unless the same text already existed (then its "
                                        "namespace).")
     review: str | None = Field(description="pending: waits for the user's review")
-    created: bool = Field(description="False when the same text was already in the vault.")
+    created: bool = Field(description="False when the vault already knows it: the same "
+                                      "text, or the dedup gate found the same fact (then "
+                                      "`id` is that memory's).")
+    verdict: str | None = Field(None, description="The dedup gate's verdict: new or "
+                                "contradiction (staged), duplicate or same_fact (not added); "
+                                "null when it needed a judge and none was available.")
+    reason: str | None = Field(None, description="Why, in one line.")
 
 
 class VaultContext(BaseModel):
@@ -280,9 +286,22 @@ def _vault_errors(fn):
     return _clear_errors(wrapper)
 
 
-def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -> None:
+def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder,
+                 llm=None) -> None:
     from memory_platform.vault import context
     from memory_platform.vault import service as access
+
+    def idea_judge():
+        """The dedup gate's judge for vault_add: the server's LLM, else the configured one;
+        None when no LLM is configured (a grey-band idea is then staged unjudged, and the
+        answer says so)."""
+        if llm is not None:
+            return llm
+        from memory_platform.llm import CallRecorder, LLMNotConfigured, provider_from_env
+        try:
+            return CallRecorder(provider_from_env(), db=database)
+        except LLMNotConfigured:
+            return None
 
     limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
 
@@ -324,7 +343,8 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
 
     @server.tool(description="Suggest a memory for the user's vault. It is staged in "
                              "<namespace>__ideas for the user's review (never written to "
-                             "the namespace itself); text with credentials is refused."
+                             "the namespace itself), unless the vault already knows it "
+                             "(created=false); text with credentials is refused."
                              + limited)
     @_vault_errors
     def vault_add(
@@ -336,9 +356,10 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
         why: Annotated[str | None, Field(description="Why it is worth remembering.")] = None,
     ) -> VaultIdea:
         row = access.add_idea(database, scope, namespace, text, category, actor="mcp:agent",
-                              why=why, embedder=embedder)
+                              why=why, embedder=embedder, llm=idea_judge())
         return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
-                         created=row["created"])
+                         created=row["created"], verdict=row["verdict"],
+                         reason=row["reason"])
 
     @server.tool(description="The user's memories most relevant to a query or a project, "
                              "within a token budget, as a block ready to put in a prompt."

@@ -5,18 +5,21 @@ or writes anything of `personal`.
 - Listing is a counted keyset page (`items`, `total`, `next_after_id`): never capped
   silently; a caller pages until `next_after_id` is None.
 - Human writes (REST) go to the namespace named; an agent's (MCP `vault_add`) go to
-  `<namespace>__ideas` only, as source 'agent', review 'pending'.
+  `<namespace>__ideas` only, as source 'agent', review 'pending', after the dedup gate the
+  dream's candidates pass (vault/gate.py).
 - Edits and archives write their audit row (before/after) in the same statement; nothing
   is hard-deleted.
 - No model in the loop but the vault embedder, for the new text of an add or an edit and
-  for a search query.
+  for a search query, and the dedup gate's judge for an agent's idea when one is given.
 """
 
+from memory_platform.llm import LLM
 from memory_platform.privacy.masking import MASK, looks_like_secret
 from memory_platform.query.embeddings import Embedder
 from memory_platform.store import Database, memory_embeddings
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.vault import gate
 from memory_platform.vault import memories as vault_service
 from memory_platform.vault.tokens import Scope
 
@@ -150,11 +153,19 @@ def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
 
 
 def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
-             actor: str, why: str | None = None, embedder: Embedder | None = None) -> dict:
+             actor: str, why: str | None = None, embedder: Embedder | None = None,
+             llm: LLM | None = None) -> dict:
     """An agent's write: always into `<primary>__ideas` (source 'agent', review 'pending'),
     whether `namespace` names the primary or its ideas shadow; never a primary namespace.
-    Text already in the primary or pending in ideas is not added twice (created=False and
-    the existing id). Text that looks like a credential is refused."""
+    Text that looks like a credential is refused.
+
+    An idea passes the dedup gate a dream candidate passes (vault/gate.py): text already in
+    the primary or pending in ideas, a near-identical statement of a known fact (same
+    significant tokens) or, with `llm` as the judge, one it calls the same fact is not added
+    (created=False: the known memory's row, with `verdict` 'duplicate' or 'same_fact' and
+    `reason`). What passes is staged with its verdict ('new' or 'contradiction') and
+    `reason`. A grey-band idea with no judge given is staged unjudged (verdict None,
+    `reason` says so): the reviewer decides it."""
     kind, primary = namespace_store.parse_namespace(namespace)
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
@@ -166,21 +177,49 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
     embedder, vector = embed_text(embedder, text)
     with db.connect() as conn:
         memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
+        existing = memory_store.find_by_hash(conn, primary, text)
+        if existing is None:
+            existing = memory_store.find_by_hash(conn, target, text)
+        verdict = None
+        if existing is None:
+            verdict = _gate(conn, text, primary, embedder, vector, llm)
+            if verdict is not None and not verdict.accepted:
+                known = verdict.neighbour.memory_id if verdict.neighbour else None
+                assert known is not None  # only batch entries lack an id; there is no batch
+                row = memory_store.get_memory(conn, known)
+                assert row is not None
+                return {**row, "created": False, "verdict": verdict.verdict,
+                        "reason": verdict.reason}
         with conn.transaction():
-            existing = memory_store.find_by_hash(conn, primary, text)
-            if existing is None:
-                existing = memory_store.find_by_hash(conn, target, text)
+            if existing is None:  # checked again: a concurrent add of the same text
+                existing = (memory_store.find_by_hash(conn, primary, text)
+                            or memory_store.find_by_hash(conn, target, text))
             if existing is not None:
                 memory_id, created = existing, False
             else:
                 memory_id, created = memory_store.add_memory(
                     conn, namespace=target, text=text, category=category, source="agent",
-                    review="pending", why=why, actor=actor)
+                    review="pending", why=why, actor=actor,
+                    verdict=verdict.verdict if verdict else None)
                 memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
                                                           [(memory_id, vector)])
         row = memory_store.get_memory(conn, memory_id)
     assert row is not None
-    return {**row, "created": created}
+    if not created:
+        return {**row, "created": False, "verdict": "duplicate",
+                "reason": "the same text is already in the vault"}
+    reason = (verdict.reason if verdict else
+              "close to a known memory and no judge was given: staged unjudged for review")
+    return {**row, "created": True, "reason": reason}
+
+
+def _gate(conn, text: str, primary: str, embedder: Embedder, vector,
+          llm: LLM | None) -> gate.Verdict | None:
+    """The dedup gate's verdict on an idea; None when it needs a judge and none is given."""
+    found = gate.screen(conn, text, primary, embedder=embedder, vector=vector)
+    if isinstance(found, gate.Verdict):
+        return found
+    return gate.judge(llm, text, found.to_judge) if llm is not None else None
 
 
 def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | None = None,
