@@ -237,9 +237,13 @@ def set_review(
 
 
 def supersede(conn: psycopg.Connection, old_id: int, new_id: int, *, actor: str) -> dict:
-    """The old fact stops holding now: valid_to and superseded_by are set, the row stays."""
+    """The old fact stops holding when the new one began to (the new row's valid_from, the
+    time of the turns it came from), not when someone reviewed it: valid_to and
+    superseded_by are set, the row stays. A new fact dated before the old one began ends
+    the old one where it began (valid_to never precedes valid_from)."""
     row = conn.execute(
-        _audited_update(sql.SQL("valid_to = greatest(now(), valid_from), "
+        _audited_update(sql.SQL("valid_to = greatest((SELECT n.valid_from FROM memories n "
+                                "WHERE n.id = %(new)s), valid_from), "
                                 "superseded_by = %(new)s"), "supersede"),
         {"id": old_id, "new": new_id, "actor": actor},
     ).fetchone()

@@ -10,8 +10,9 @@ shadow entries with review='pending'. A decision ends that:
                the shadow entry becomes review='approved'
     skip       review='skipped' with an optional reason; the dedup gate keeps comparing new
                candidates with skipped entries, so the dream does not propose them again
-    supersede  approve, and the contradicted fact gets valid_to and superseded_by (never
-               deleted)
+    supersede  approve, and the contradicted fact gets superseded_by and valid_to = the new
+               fact's valid_from (when it began to hold, not when it was reviewed); never
+               deleted
 
 Each decision is one transaction that locks the shadow row and checks it is still pending:
 of two decisions on one entry, exactly one wins and the other raises `ReviewConflict`
@@ -215,7 +216,8 @@ def supersede(
     embedder: Embedder | None = None,
 ) -> dict:
     """Approve a pending entry that contradicts `old_memory_id`, a current fact of the same
-    primary namespace: the new fact is promoted and the old one gets valid_to = now() and
+    primary namespace: the new fact is promoted and the old one gets valid_to = the new
+    fact's valid_from (when the turns it came from happened, not the review's time) and
     superseded_by = the new id, in one transaction. The old row is never deleted.
     Raises ReviewConflict when the entry is no longer pending or the old fact no longer
     current."""
