@@ -10,9 +10,13 @@ import pytest
 from helpers.transcripts import cc_record
 from memory_platform.dream.propose import (
     CONTEXT_MARKER,
+    DEFAULT_MIN_SCORE,
     DreamAnswer,
+    DreamReport,
     DreamSettings,
+    PreparedTurn,
     ProposedMemory,
+    _candidates,
     absolutize_dates,
     contains_secret,
     dream_day,
@@ -23,6 +27,7 @@ from memory_platform.llm import ScriptedProvider
 from memory_platform.llm.base import LLMCallFailed
 from memory_platform.settings import load_settings
 from memory_platform.store import dream as store
+from memory_platform.store.dream import DreamEvent
 from memory_platform.vault.routing import Routing, RoutingError
 
 DAY = date(2026, 3, 4)  # a Wednesday
@@ -100,6 +105,30 @@ def test_injected_context_is_cut_and_secrets_detected():
     assert contains_secret(f"the key is {SECRET}")
     assert contains_secret("token: [secret masked]")
     assert not contains_secret("the API listens on port 8080")
+
+
+def _shown(*ids: int) -> list[PreparedTurn]:
+    return [PreparedTurn(DreamEvent(i, 1, T0, "user", f"turn {i}", "claude-code", None),
+                         f"[{i}] turn {i}") for i in ids]
+
+
+@pytest.mark.parametrize(("min_score", "kept", "below"), [
+    (DEFAULT_MIN_SCORE, [6, 7, 10], [1, 5]),  # the README's "scoring 6+"
+    (9, [9, 10], [1, 5, 6, 8]),
+    (1, [1, 5, 6, 10], []),
+    (10, [10], [1, 9]),
+])
+def test_a_score_equal_to_the_threshold_is_proposed_one_below_is_not(min_score, kept, below):
+    assert DEFAULT_MIN_SCORE == 6 == DreamSettings().min_score
+    scores = sorted(kept + below)
+    answer = DreamAnswer(memories=[memory(f"fact scored {s}", s, [1]) for s in scores])
+    report = DreamReport(day=DAY)
+    rows = _candidates(answer, _shown(1), "acme", DreamSettings(min_score=min_score), report)
+    by_status = {s: sorted(r.score for r in rows if r.status == s)
+                 for s in ("proposed", "below_threshold")}
+    assert by_status == {"proposed": kept, "below_threshold": below}
+    assert (report.proposed, report.below_threshold) == (len(kept), len(below))
+    assert all(r.namespace == "acme" and r.source_event_ids == [1] for r in rows)
 
 
 def test_routing_rules(tmp_path):

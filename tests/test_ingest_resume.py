@@ -1,0 +1,83 @@
+"""The resume rule of ingest/importer.py `_plan`, at its boundaries: an append-only transcript
+resumes after the last complete line it held only while the bytes before that point are
+unchanged (their sha256, `prefix_sha256`, matches). An early line edited in place, the file
+grown after it, must be read again in full, so the edit is kept as a revision; a file that
+shrank back to exactly what was parsed resumes with nothing to read."""
+
+import json
+from datetime import datetime, timezone
+
+from helpers.transcripts import cc_record, write_transcript
+from memory_platform.ingest import importer as ingest
+
+
+def _revisions(db) -> list[str]:
+    with db.connect() as conn:
+        return [r[0] for r in conn.execute("SELECT text FROM event_revisions ORDER BY 1")]
+
+
+def _rewrite_line(path, index: int, old: str, new: str) -> None:
+    lines = path.read_text().splitlines(keepends=True)
+    assert old in lines[index]
+    lines[index] = lines[index].replace(old, new)
+    path.write_text("".join(lines))
+
+
+def test_an_edited_early_line_in_a_grown_file_is_read_again(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 6)
+    assert ingest.import_path(db, "claude-code", path).events_new == 6
+    # Same length, so every later offset still lines up: only the prefix hash tells.
+    _rewrite_line(path, 1, "turn 1 of s-1", "TURN 1 of s-1")
+    write_transcript(path, 2, first=6, mode="a")
+    report = ingest.import_path(db, "claude-code", path)
+    assert report.errors == []
+    assert report.files_resumed == 0, "the prefix changed: no resume"
+    assert (report.events_new, report.events_revised) == (2, 1)
+    assert report.events_existing == 6  # the whole file was read again (the revised one too)
+    assert _revisions(db) == ["TURN 1 of s-1: port 8001"]
+
+
+def test_a_grown_file_with_its_prefix_intact_resumes(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 6)
+    ingest.import_path(db, "claude-code", path)
+    write_transcript(path, 2, first=6, mode="a")
+    report = ingest.import_path(db, "claude-code", path)
+    assert (report.files_resumed, report.events_new, report.events_existing) == (1, 2, 0)
+    assert (report.events_revised, report.errors) == (0, [])
+
+
+def test_an_edit_of_another_length_in_a_grown_file_is_read_again_cleanly(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 6)
+    ingest.import_path(db, "claude-code", path)
+    _rewrite_line(path, 2, "turn 2 of s-1", "turn 2 (edited at length) of s-1")
+    write_transcript(path, 2, first=6, mode="a")
+    report = ingest.import_path(db, "claude-code", path)
+    assert (report.files_resumed, report.errors) == (0, [])
+    assert (report.events_new, report.events_revised) == (2, 1)
+
+
+def test_a_file_cut_back_to_exactly_what_was_parsed_resumes_with_nothing_to_read(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 4)
+    complete = path.read_bytes()
+    # A live session mid-write: the last line is incomplete, so only 4 lines were parsed.
+    partial = json.dumps(cc_record(4, "s-1", datetime(2026, 3, 1, 10, tzinfo=timezone.utc)))
+    with path.open("a") as fh:
+        fh.write(partial[:30])
+    assert ingest.import_path(db, "claude-code", path).events_new == 4
+    path.write_bytes(complete)  # the partial line is gone: size == parsed bytes
+    report = ingest.import_path(db, "claude-code", path)
+    assert (report.files_resumed, report.events_new, report.events_existing) == (1, 0, 0)
+    assert report.errors == []
+
+
+def test_a_file_shorter_than_what_was_parsed_is_read_again(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    records = write_transcript(path, 6)
+    ingest.import_path(db, "claude-code", path)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records[:3]))
+    report = ingest.import_path(db, "claude-code", path)
+    assert (report.files_resumed, report.events_existing, report.events_new) == (0, 3, 0)
