@@ -49,12 +49,13 @@ def test_parse_namespaces_keeps_order_drops_repeats_and_blanks():
 
 
 @pytest.mark.parametrize(("given", "message"), [
-    ("work__dream", "'work__dream' is a shadow namespace; name its primary 'work'"),
-    (["work__ideas"], "shadow namespace"),
-    ("", "name at least one namespace"),
-    (" , ,", "name at least one namespace"),
-    ([], "name at least one namespace"),
-    ("Bad Name", "invalid namespace"),
+    ("work__dream", r"^'work__dream' is a shadow namespace; name its primary 'work' "
+                    r"\(its shadows come with it\)$"),
+    (["work__ideas"], "^'work__ideas' is a shadow namespace"),
+    ("", "^name at least one namespace, e.g. --namespaces work,personal$"),
+    (" , ,", "^name at least one namespace"),
+    ([], "^name at least one namespace"),
+    ("Bad Name", "^invalid namespace 'Bad Name'"),
 ])
 def test_parse_namespaces_refuses_with_a_reason(given, message):
     with pytest.raises(ValueError, match=message):
