@@ -55,7 +55,6 @@ weekly_report_job = dg.define_asset_job(
     # The lake's snapshots and the marts are unpartitioned (rebuilt whole: seconds at a
     # million events); the report is the run's week.
     selection=dg.AssetSelection.assets(lake_snapshots, analytics_marts, weekly_report),
-    partitions_def=weekly_report.partitions_def,
     description="Refresh the lake's snapshot tables, `dbt build` the marts (their tests run "
     "as asset checks) and write the week's report with its charts.",
 )

@@ -5,7 +5,8 @@ select
     day,
     conversation_id,
     source,
-    min(project) as project,
+    -- a conversation's project: the one its records name ('(none)' only when none does)
+    coalesce(max(nullif(project, '(none)')), '(none)') as project,
     count(*) as events,
     count(*) filter (where is_turn) as turns,
     coalesce(sum(words) filter (where is_turn), 0) as words,

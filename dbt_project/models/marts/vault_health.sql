@@ -11,8 +11,8 @@ with memories as (
 audit as (
     select
         memory_id,
-        max(at) filter (where action = 'archive') as archived_at,
-        min(at) filter (where action in ('approve', 'skip')) as decided_at
+        max(acted_at) filter (where action = 'archive') as archived_at,
+        min(acted_at) filter (where action in ('approve', 'skip')) as decided_at
     from {{ ref('stg_vault_audit') }}
     group by memory_id
 ),
