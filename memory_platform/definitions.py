@@ -5,7 +5,6 @@ from dagster_dbt import DbtCliResource
 
 from memory_platform.analytics.dbt import dbt_executable
 from memory_platform.assets.analytics import ANALYTICS_ASSETS, DBT_PROJECT
-
 from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
@@ -29,5 +28,6 @@ defs = dg.Definitions(
     sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor],
     schedules=[nightly_dream_schedule, weekly_report_schedule],
     resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier(),
-               "dbt": DbtCliResource(project_dir=DBT_PROJECT, dbt_executable=dbt_executable())},
+               "dbt": DbtCliResource(project_dir=DBT_PROJECT,
+                                     dbt_executable=dbt_executable())},
 )

@@ -212,6 +212,27 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     assert "![Dream funnel](funnel.png)" in text
     assert (folder / "funnel.png").read_bytes() == files["funnel.png"]
 
+    # served locally: the list, the page with its charts, nothing from another host
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from memory_platform.api.reports import reports_router
+    from memory_platform.api.vault import caller_resolver
+
+    app = FastAPI()  # the reports router alone: create_app would also start the dashboard's
+    app.include_router(reports_router(caller_resolver(db, None)))  # recorder catch-up
+    client = TestClient(app)
+    assert WEEK in client.get("/reports").text
+    page = client.get(f"/reports/{WEEK}")
+    assert page.status_code == 200 and "<table>" in page.text
+    sources = re.findall(r'(?:src|href)="([^"]+)"', page.text)
+    assert f"/reports/{WEEK}/funnel.png" in sources
+    assert not [s for s in sources if "://" in s or s.startswith("//")]
+    chart = client.get(f"/reports/{WEEK}/funnel.png")
+    assert chart.headers["content-type"] == "image/png" and chart.content == files["funnel.png"]
+    assert client.get(f"/reports/{WEEK}/..%2Freport.json").status_code == 404
+    assert client.get("/reports/2020-W01").status_code == 404
+
 
 def test_a_dbt_test_fails_on_planted_bad_data(world):
     """An event from a source no adapter writes: accepted_values on daily_activity.source
@@ -248,3 +269,29 @@ def test_sql_is_read_only(world):
         sql.query(settings, "SELECT * FROM no_such_table")
     columns, rows = sql.query(settings, "SELECT count(*) AS n FROM lake.raw_events")
     assert columns == ["n"] and rows[0][0] > 0
+
+
+def test_iso_weeks_and_the_weekly_schedule():
+    from memory_platform.days import last_complete_week, parse_week, week_label
+    from memory_platform.sensors.weekly_report import weekly_report_schedule
+
+    assert parse_week("2026-W11") == parse_week("2026-03-12") == date(2026, 3, 9)
+    assert week_label(date(2026, 3, 9)) == WEEK and week_label(date(2027, 1, 4)) == "2027-W01"
+    with pytest.raises(ValueError, match="2026-W48"):
+        parse_week("last week")
+    monday_morning = datetime(2026, 3, 16, 6, tzinfo=timezone.utc)
+    assert last_complete_week(monday_morning) == date(2026, 3, 9)
+    request = weekly_report_schedule(dg.build_schedule_context(
+        scheduled_execution_time=monday_morning))
+    assert request.partition_key == MONDAY and request.run_key == f"weekly-report:{WEEK}"
+
+
+def test_charts_are_the_same_bytes_for_the_same_numbers():
+    from memory_platform.analytics import charts
+
+    days = [date(2026, 3, 9) + timedelta(days=i) for i in range(7)]
+    series = {"chatgpt": [1, 2, 0, 0, 3, 0, 1], "notes": [0, 1, 1, 0, 0, 0, 0]}
+    first = charts.stacked_bars("t", days, series, "turns")
+    assert first.startswith(b"\x89PNG") and b"matplotlib" not in first
+    assert charts.stacked_bars("t", days, dict(reversed(series.items())), "turns") == first
+    assert charts.stacked_bars("t", days, {"chatgpt": [0] * 7}, "turns") != first

@@ -35,7 +35,7 @@ def week_summaries(db: Database, llm: LLM | Callable[[], LLM] | None, monday: da
         try:
             llm = llm()
         except LLMNotConfigured as exc:
-            llm, result["message"] = None, str(exc)
+            llm, result["message"] = None, str(exc).rstrip(". ")
     if llm is None:
         result["status"] = "no_llm"
         result["message"] = ("Summaries of what was done need an LLM"

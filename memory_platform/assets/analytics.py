@@ -19,8 +19,7 @@ from memory_platform.analytics import dbt as dbt_files
 from memory_platform.analytics import lake, service
 from memory_platform.analytics.report import CHARTS
 from memory_platform.assets.cairn import raw_events
-from memory_platform.assets.dream import LLM_POOL, dedup_verdicts, dream_candidates, \
-    shadow_memories
+from memory_platform.assets.dream import LLM_POOL, dedup_verdicts, dream_candidates, shadow_memories
 from memory_platform.assets.vault import vault_promotions
 from memory_platform.llm import CallRecorder
 from memory_platform.partitions import weekly_partitions
