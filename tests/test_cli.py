@@ -47,8 +47,25 @@ def test_record_errors_are_listed_with_file_and_line_and_exit_nonzero(home, tmp_
     [error] = data["errors"]
     assert error["file"] == str(path.resolve()) and error["line"] == 2 and error["message"]
 
+    # The file is unchanged, but its error is not forgotten: reported again, exit 1.
     human = run("import", "claude-code", str(path))
-    assert "1 file(s): 0 new events" in human.stdout or "unchanged" in human.stdout
+    assert human.returncode == 1
+    assert "1 file(s) unchanged" in human.stdout and "1 error(s)" in human.stdout
+    assert f"{path.resolve()}:2" in human.stderr and "unchanged since" in human.stderr
+    again = json.loads(run("import", "claude-code", str(path), "--json").stdout)
+    [error] = again["errors"]
+    assert error["line"] == 2 and error["message"].count("unchanged since") == 1
+
+    status = json.loads(run("status", "--json").stdout)
+    assert status["files_with_errors"] == [
+        {"kind": "claude-code", "path": str(path.resolve()), "errors": 1,
+         "last_import_at": status["files_with_errors"][0]["last_import_at"]}]
+
+    # Fixed, the file imports clean and leaves the list.
+    path.write_text("\n".join(line for line in lines if line != "{not json") + "\n")
+    fixed = run("import", "claude-code", str(path), "--json")
+    assert fixed.returncode == 0 and json.loads(fixed.stdout)["errors"] == []
+    assert json.loads(run("status", "--json").stdout)["files_with_errors"] == []
 
 
 def test_failures_are_one_clear_line(home, tmp_path):

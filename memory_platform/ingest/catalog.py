@@ -177,3 +177,9 @@ def last_import_under(db: Database, folder: Path) -> datetime | None:
     """When a file under `folder` was last imported (None: never)."""
     with db.connect() as conn:
         return catalog_store.last_import_under(conn, str(folder))
+
+
+def files_with_errors(db: Database) -> list[dict]:
+    """Files whose last parse had errors: {kind, path, errors, last_import_at}."""
+    with db.connect() as conn:
+        return catalog_store.files_with_errors(conn)
