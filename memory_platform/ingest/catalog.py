@@ -80,6 +80,9 @@ class ScanResult:
     max_at: datetime | None
     events: int
     errors: int
+    # When the catalog last read this file in its current state (None: never scanned);
+    # a run started after it has seen the file as it is.
+    scanned_at: datetime | None = None
 
 
 def scan_files(
@@ -97,7 +100,7 @@ def scan_files(
                     and known.min_event_at is not None):
                 results.append(ScanResult(kind, path, known.id, False, known.min_event_at,
                                           known.max_event_at, known.event_count,
-                                          known.error_count))
+                                          known.error_count, known.last_scan_at))
                 continue
             sha, _, hashed = hash_file(file)
             file_id = catalog_store.register_source_file(conn, kind, path, hashed,

@@ -26,11 +26,13 @@ class SourceFile:
     parsed_lines: int
     prefix_sha256: str | None
     last_import_at: datetime | None
+    last_scan_at: datetime | None
 
 
 _SOURCE_FILE_COLUMNS = (
     "id, kind, path, size_bytes, mtime_ns, sha256, min_event_at, max_event_at, event_count, "
-    "error_count, imported_sha256, parsed_bytes, parsed_lines, prefix_sha256, last_import_at"
+    "error_count, imported_sha256, parsed_bytes, parsed_lines, prefix_sha256, last_import_at, "
+    "last_scan_at"
 )
 
 
