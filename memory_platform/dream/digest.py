@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memory_platform.store import Database
 from memory_platform.store import dream as store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import namespaces as namespace_store
 
 MAX_LISTED = 20  # per section; the counts are always complete
 
@@ -28,7 +28,7 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         staged = store.staged_in_days(conn, days)
         verdicts = store.rejected_in_days(conn, days)
         counts = store.candidate_counts_in(conn, days)
-        backlog = vault_store.backlog(conn)
+        backlog = namespace_store.backlog(conn)
     rejected = [v for v in verdicts if v["verdict"] in ("duplicate", "same_fact")]
     contradictions = [v for v in verdicts if v["verdict"] == "contradiction"]
     pending = sum(b["pending"] for b in backlog)
