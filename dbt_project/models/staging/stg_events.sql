@@ -1,3 +1,7 @@
+-- A table, not a view like the other staging models: its word count (a regex split of every
+-- text) is the costliest expression of the project, and two marts read it.
+{{ config(materialized='table') }}
+
 -- One row per raw event (any record: turn, tool call, tool result, meta). Times are UTC
 -- (the profile sets DuckDB's TimeZone), so `day` matches the daily partitions.
 select
