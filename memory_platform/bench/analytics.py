@@ -136,10 +136,11 @@ def run(sizes: list[int], out: Path, log: Callable[[str], None] = print) -> dict
         for size in sizes:
             log(f"{size:,} events")
             figures["sizes"].append(run_size(size, workdir, admin, log))
+            # Written after each size: a long run that is stopped keeps what it measured.
+            figures["load_average_at_end"] = os.getloadavg()
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps(figures, indent=1) + "\n")
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    figures["load_average_at_end"] = os.getloadavg()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(figures, indent=1) + "\n")
     log(f"figures written to {out}")
     return figures
