@@ -140,10 +140,15 @@ def run_dream(
 
     provider_from_env()  # no provider: stop now with the settings to set, not mid-run
     instance = prepare_instance(settings)
-    log(f"dreaming {first} .. {last} (one run)…")
+    tags = range_tags(first, last, **{TRIGGER_TAG: "cli"})
     with progress.listening(log):
-        run = run_job(dream_job, instance,
-                      tags=range_tags(first, last, **{TRIGGER_TAG: "cli"}))
+        log(f"importing {first} .. {last} first…")
+        ingest = run_job(ingest_raw_events_job, instance, tags=tags)
+        if not ingest.success:
+            raise RuntimeError(f"the ingest run {ingest.run_id} failed; see `dagster dev` "
+                               f"run logs")
+        log(f"dreaming {first} .. {last} (one run)…")
+        run = run_job(dream_job, instance, tags=tags)
     if not run.success:
         raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
     digest = run.asset_materializations_for_node("dream_digest")
