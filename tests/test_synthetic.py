@@ -16,12 +16,9 @@ from typing import Any
 
 import pytest
 
-from memory_platform.synthetic import (
-    ROOT_PARENT,
-    encode_cwd,
-    generate_demo,
-    generate_history,
-)
+from memory_platform.synthetic import generate_demo, generate_history
+from memory_platform.synthetic.claude_ai import ROOT_PARENT
+from memory_platform.synthetic.claude_code import encode_cwd
 
 REPO = Path(__file__).resolve().parents[1]
 START = datetime(2026, 1, 5, 8, 30, tzinfo=timezone.utc)
