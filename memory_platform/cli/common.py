@@ -32,7 +32,9 @@ def warn(message: str) -> None:
 
 
 def say(message: str) -> None:
-    out.print(message, highlight=False, soft_wrap=True)
+    """A line of plain text: brackets in it ("[exact]", a memory's "[tool.ruff]") are text,
+    not rich markup."""
+    out.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
 def run(fn):
