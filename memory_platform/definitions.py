@@ -14,6 +14,7 @@ from memory_platform.checks.dream import dream_checks
 from memory_platform.checks.review import review_checks
 from memory_platform.jobs import JOBS
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.sensors.dream_after_ingest import dream_after_ingest_sensor
 from memory_platform.sensors.review import pending_memories_sensor
 from memory_platform.sensors.schedules import nightly_dream_schedule
 from memory_platform.sensors.session_end import session_end_sensor
@@ -25,7 +26,8 @@ defs = dg.Definitions(
             *VAULT_ASSETS, *ANALYTICS_ASSETS],
     asset_checks=[*raw_events_checks, *dream_checks, *review_checks],
     jobs=JOBS,
-    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor],
+    sensors=[source_folders_sensor, session_end_sensor, dream_after_ingest_sensor,
+             pending_memories_sensor],
     schedules=[nightly_dream_schedule, weekly_report_schedule],
     resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier(),
                "dbt": DbtCliResource(project_dir=DBT_PROJECT,
