@@ -26,7 +26,8 @@ from psycopg.conninfo import make_conninfo
 from memory_platform import synthetic
 from memory_platform.analytics import dbt as dbt_files
 from memory_platform.analytics import lake, service
-from memory_platform.bench.ingest import _admin_url, _targets, _timed
+from memory_platform.bench.common import server_url, timed
+from memory_platform.bench.ingest import _targets
 from memory_platform.ingest import importer as ingest
 from memory_platform.ingest import lake as raw_lake
 from memory_platform.settings import load_settings
@@ -80,7 +81,7 @@ def _busiest_week(settings) -> tuple:
 
 def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], None]) -> dict:
     root = workdir / f"history-{events}"
-    manifest, gen_s = _timed(lambda: synthetic.generate_history(root, events, seed=7))
+    manifest, gen_s = timed(lambda: synthetic.generate_history(root, events, seed=7))
     log(f"  generated {manifest['events']:,} events ({gen_s:.1f} s)")
     name = f"bench_{uuid.uuid4().hex[:8]}"
     with psycopg.connect(admin_url, autocommit=True) as conn:
@@ -90,19 +91,19 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], No
         url = make_conninfo(admin_url, dbname=name)
         db = Database(url=url)
         settings = load_settings(home=home, database_url=url)
-        imported, import_s = _timed(lambda: ingest.import_path(db, None, root,
+        imported, import_s = timed(lambda: ingest.import_path(db, None, root,
                                                                files=_targets(root)))
         log(f"  import: {imported.events_new:,} events in {import_s:.1f} s (context only)")
-        (days, rows, raw_bytes), raw_s = _timed(lambda: _raw_lake(db, settings.lake))
+        (days, rows, raw_bytes), raw_s = timed(lambda: _raw_lake(db, settings.lake))
         log(f"  lake raw_events: {rows:,} rows in {days} daily files, {raw_bytes / 1e6:.1f} MB, "
             f"{raw_s:.1f} s = {rows / raw_s:,.0f} rows/s")
-        snapshots, snap_s = _timed(lambda: lake.write_snapshots(db, settings.lake))
+        snapshots, snap_s = timed(lambda: lake.write_snapshots(db, settings.lake))
         log(f"  lake snapshots: {sum(s['rows'] for s in snapshots):,} rows in {snap_s:.2f} s")
         with tempfile.TemporaryDirectory() as target:
-            built, dbt_s = _timed(lambda: _dbt_build(settings, Path(target)))
+            built, dbt_s = timed(lambda: _dbt_build(settings, Path(target)))
         log(f"  dbt build: {built['nodes']} nodes ({built['tests']} tests) in {dbt_s:.1f} s")
         monday = _busiest_week(settings)
-        (report, _path), report_s = _timed(lambda: service.build_week(db, settings, monday,
+        (report, _path), report_s = timed(lambda: service.build_week(db, settings, monday,
                                                                       None))
         log(f"  report of {report.week} (no LLM): {report_s:.2f} s")
         db.close()
@@ -132,7 +133,7 @@ def run(sizes: list[int], out: Path, log: Callable[[str], None] = print) -> dict
                            "python": platform.python_version()},
                "load_average_at_start": os.getloadavg(), "sizes": []}
     try:
-        admin = _admin_url(workdir)
+        admin = server_url(workdir)
         for size in sizes:
             log(f"{size:,} events")
             figures["sizes"].append(run_size(size, workdir, admin, log))
