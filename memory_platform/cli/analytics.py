@@ -16,7 +16,9 @@ def report(
     json_out: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] =
         False,
 ) -> None:
-    """Build a week's report now: lake, marts (dbt build, tests as checks), report.
+    """Build a week's report now (numbers, charts, summaries).
+
+    Lake, marts (dbt build, tests as checks), report.
 
     Runs `weekly_report_job` in this process, so the run shows in the Dagster UI. Writes
     $MEMORY_PLATFORM_HOME/reports/<week>/ (report.md, report.json, four PNG charts); without
@@ -48,7 +50,9 @@ def sql(
     json_out: Annotated[bool, typer.Option("--json", help="Rows as a JSON list of objects.")]
         = False,
 ) -> None:
-    """Ask the lake and the marts your own question (read-only DuckDB).
+    """Read-only SQL over the lake and the marts (DuckDB).
+
+    Ask the lake and the marts your own question.
 
     Tables: marts.<model> (daily_activity, conversation_days, dream_funnel, dream_nights,
     vault_health, llm_spend, stg_*) and lake.<table> (raw_events, conversations, memories,
