@@ -71,6 +71,39 @@ def test_significant_tokens(text, expected):
     assert significant_tokens(text) == expected
 
 
+@pytest.mark.parametrize(("a", "b"), [
+    # the same value written two ways: one token (so never a reason to keep both)
+    ("Mail alice@acme.com about it", "Mail Alice@ACME.com about it"),
+    ("Docs at https://acme.dev/docs/.", "Docs at https://acme.dev/docs"),
+    ("Docs at (https://acme.dev/TAX)", "Docs at https://acme.dev/tax/"),
+    ("Logs in /var/log/app/.", "Logs in /var/log/app"),
+    ("Data in /srv/MAX/", "Data in /srv/max"),
+    ("Due June 30", "Due 30 June"),
+])
+def test_one_value_two_spellings_at_the_edges(a, b):
+    assert significant_tokens(a) == significant_tokens(b) != set()
+    assert dedup.differing_tokens(a, b) == ()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Mail alice@acme.com", {"alice@acme.com"}),
+    ("Due June 30", {"06-30"}),  # no year: month and day
+    ("Due Jan 1 2025", {"2025-01-01"}),
+    ("Due Dec 31", {"12-31"}),
+    ("a batch of May 32 units", {"May 32"}),  # not a day of a month: kept as written
+    ("The k8s API listens on 6443", {"6443"}),  # a word with a digit does not stop the scan
+])
+def test_significant_tokens_at_the_edges(text, expected):
+    assert significant_tokens(text) == expected
+
+
+def test_two_addresses_or_days_are_two_facts():
+    assert dedup.differing_tokens("Invoices go to alice@acme.com",
+                                  "Invoices go to bob@acme.com") == ("alice@acme.com",
+                                                                     "bob@acme.com")
+    assert dedup.differing_tokens("Due June 1", "Due June 2") == ("06-01", "06-02")
+
+
 def test_one_value_written_two_ways_is_one_token():
     assert dedup.differing_tokens("Release 1.4.0 shipped 2025-02-03.",
                                   "Version v1.4.0 was released on February 3, 2025.") == ()

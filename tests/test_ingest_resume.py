@@ -81,3 +81,61 @@ def test_a_file_shorter_than_what_was_parsed_is_read_again(db, tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in records[:3]))
     report = ingest.import_path(db, "claude-code", path)
     assert (report.files_resumed, report.events_existing, report.events_new) == (0, 3, 0)
+
+
+# --- the rest of the plan: unchanged files, the report, unreadable files -------------------
+
+
+def test_an_unchanged_file_is_not_read_at_all(db, tmp_path, monkeypatch):
+    """Same size and mtime as its last complete import: skipped without hashing (the
+    re-import speed-up BENCHMARKS.md reports)."""
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 4)
+    ingest.import_path(db, "claude-code", path)
+
+    def no_reading(*args):
+        raise AssertionError("an unchanged file was read")
+
+    monkeypatch.setattr(ingest, "hash_file", no_reading)
+    again = ingest.import_path(db, "claude-code", path)
+    assert (again.files_unchanged, again.events_existing, again.errors) == (1, 4, [])
+
+
+def test_the_report_counts_each_file_once_per_source(db, tmp_path):
+    for session in ("s-1", "s-2", "s-3"):
+        write_transcript(tmp_path / "proj" / f"{session}.jsonl", 2, session=session)
+    first = ingest.import_path(db, "claude-code", tmp_path / "proj")
+    assert first.files == 3
+    assert first.by_source == {"claude-code": {"files": 3, "events_new": 6,
+                                               "events_existing": 0}}
+    again = ingest.import_path(db, "claude-code", tmp_path / "proj")
+    assert (again.files, again.files_unchanged) == (3, 3)
+    assert again.by_source == {"claude-code": {"files": 3, "events_new": 0,
+                                               "events_existing": 6}}
+
+
+def test_a_file_gone_before_its_turn_is_an_error_naming_it(db, tmp_path):
+    kept = tmp_path / "proj" / "kept.jsonl"
+    write_transcript(kept, 2)
+    gone = tmp_path / "proj" / "gone.jsonl"
+    report = ingest.import_path(db, "claude-code", tmp_path / "proj",
+                                files=[("claude-code", gone), ("claude-code", kept)])
+    assert report.files == 2 and report.events_new == 2
+    [error] = report.errors
+    assert (error.file, error.line, error.record_id) == (str(gone.resolve()), None, None)
+    assert error.message.startswith("cannot read file: [Errno 2]")
+
+
+def test_an_unchanged_file_keeps_reporting_its_errors(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 3)
+    with path.open("a") as fh:
+        fh.write('{"type": "user", "broken json\n')
+    first = ingest.import_path(db, "claude-code", path)
+    [error] = first.errors
+    again = ingest.import_path(db, "claude-code", path)
+    assert again.files_unchanged == 1
+    [repeated] = again.errors
+    assert (repeated.file, repeated.line) == (str(path.resolve()), error.line) == (
+        str(path.resolve()), 4)
+    assert repeated.message == error.message + ingest.UNCHANGED_NOTE
