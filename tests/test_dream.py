@@ -195,15 +195,20 @@ def test_candidates_keeps_counting_past_uncited_and_secret_proposals():
         memory("cites nothing shown either", 9, [98]),
         memory("password=hunter2222 is the acme admin login", 9, [1]),
         memory("acme pins psycopg 3.2", 9, [1, 1, 99]),
+        memory("acme deploys from main", 9, [1], why=f"the deploy uses {SECRET}"),
     ])
     report = DreamReport(day=DAY)
     rows = _candidates(answer, _shown(1), "acme", DreamSettings(), report)
-    assert (report.uncited, report.rejected_secret, report.proposed) == (2, 2, 1)
-    assert [r.status for r in rows] == ["rejected_secret", "rejected_secret", "proposed"]
+    assert (report.uncited, report.rejected_secret, report.proposed) == (2, 3, 1)
+    assert [r.status for r in rows] == ["rejected_secret", "rejected_secret", "proposed",
+                                        "rejected_secret"]
     # recorded masked, the rest of the text kept for the reviewer
     assert rows[0].text == "the key is [secret masked] for acme"
     assert rows[1].text == "password=[secret masked] is the acme admin login"
     assert rows[2].source_event_ids == [1]  # shown turns only, each once
+    assert rows[2].why == "a future session needs it"
+    assert (rows[3].text, rows[3].why) == ("acme deploys from main",
+                                           "the deploy uses [secret masked]")
 
 
 def test_routing_rules(tmp_path):

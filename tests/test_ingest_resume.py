@@ -5,6 +5,8 @@ grown after it, must be read again in full, so the edit is kept as a revision; a
 shrank back to exactly what was parsed resumes with nothing to read."""
 
 import json
+import os
+import time
 from datetime import datetime, timezone
 
 from helpers.transcripts import cc_record, write_transcript
@@ -46,6 +48,26 @@ def test_a_grown_file_with_its_prefix_intact_resumes(db, tmp_path):
     report = ingest.import_path(db, "claude-code", path)
     assert (report.files_resumed, report.events_new, report.events_existing) == (1, 2, 0)
     assert (report.events_revised, report.errors) == (0, [])
+    # the catalog counts the whole file after a resume, not the resumed part
+    unchanged = ingest.import_path(db, "claude-code", path)
+    assert (unchanged.files_unchanged, unchanged.events_existing) == (1, 8)
+
+
+def test_line_numbers_stay_those_of_the_file_after_a_resume_or_a_full_read(db, tmp_path):
+    path = tmp_path / "proj" / "s-1.jsonl"
+    write_transcript(path, 6)
+    ingest.import_path(db, "claude-code", path)
+    with path.open("a") as fh:
+        fh.write('{"broken json\n')
+    write_transcript(path, 1, first=6, mode="a")
+    resumed = ingest.import_path(db, "claude-code", path)
+    assert resumed.files_resumed == 1
+    assert [(e.file, e.line) for e in resumed.errors] == [(str(path.resolve()), 7)]
+    # an early edit: read in full, and the broken line is still line 7
+    _rewrite_line(path, 0, "turn 0 of s-1", "TURN 0 of s-1")
+    full = ingest.import_path(db, "claude-code", path)
+    assert full.files_resumed == 0 and full.events_revised == 1
+    assert [e.line for e in full.errors] == [7]
 
 
 def test_an_edit_of_another_length_in_a_grown_file_is_read_again_cleanly(db, tmp_path):
@@ -99,6 +121,15 @@ def test_an_unchanged_file_is_not_read_at_all(db, tmp_path, monkeypatch):
     monkeypatch.setattr(ingest, "hash_file", no_reading)
     again = ingest.import_path(db, "claude-code", path)
     assert (again.files_unchanged, again.events_existing, again.errors) == (1, 4, [])
+    # touched (new mtime, same bytes): hashed once, found unchanged, and its new stat is
+    # remembered, so the next run does not read it either
+    monkeypatch.undo()
+    os.utime(path, (time.time() + 100, time.time() + 100))
+    touched = ingest.import_path(db, "claude-code", path)
+    assert (touched.files_unchanged, touched.events_new) == (1, 0)
+    monkeypatch.setattr(ingest, "hash_file", no_reading)
+    after = ingest.import_path(db, "claude-code", path)
+    assert (after.files_unchanged, after.errors) == (1, [])
 
 
 def test_the_report_counts_each_file_once_per_source(db, tmp_path):
@@ -112,6 +143,11 @@ def test_the_report_counts_each_file_once_per_source(db, tmp_path):
     assert (again.files, again.files_unchanged) == (3, 3)
     assert again.by_source == {"claude-code": {"files": 3, "events_new": 0,
                                                "events_existing": 6}}
+    for session in ("s-1", "s-2"):
+        write_transcript(tmp_path / "proj" / f"{session}.jsonl", 1, session=session,
+                         first=2, mode="a")
+    grown = ingest.import_path(db, "claude-code", tmp_path / "proj")
+    assert (grown.files_resumed, grown.files_unchanged, grown.events_new) == (2, 1, 2)
 
 
 def test_a_file_gone_before_its_turn_is_an_error_naming_it(db, tmp_path):
@@ -124,6 +160,16 @@ def test_a_file_gone_before_its_turn_is_an_error_naming_it(db, tmp_path):
     [error] = report.errors
     assert (error.file, error.line, error.record_id) == (str(gone.resolve()), None, None)
     assert error.message.startswith("cannot read file: [Errno 2]")
+
+
+def test_a_path_that_cannot_be_read_is_an_error_naming_it(db, tmp_path):
+    folder = tmp_path / "proj" / "not-a-file.jsonl"
+    folder.mkdir(parents=True)
+    report = ingest.import_path(db, "claude-code", tmp_path / "proj",
+                                files=[("claude-code", folder)])
+    [error] = report.errors
+    assert (error.file, error.line, error.record_id) == (str(folder.resolve()), None, None)
+    assert error.message.startswith("cannot read file: [Errno 21]")
 
 
 def test_an_unchanged_file_keeps_reporting_its_errors(db, tmp_path):
@@ -139,3 +185,9 @@ def test_an_unchanged_file_keeps_reporting_its_errors(db, tmp_path):
     assert (repeated.file, repeated.line) == (str(path.resolve()), error.line) == (
         str(path.resolve()), 4)
     assert repeated.message == error.message + ingest.UNCHANGED_NOTE
+    # touched, same bytes: hashed, found unchanged, and still reported
+    os.utime(path, (time.time() + 100, time.time() + 100))
+    touched = ingest.import_path(db, "claude-code", path)
+    assert (touched.files_unchanged, touched.events_new) == (1, 0)
+    assert [(e.file, e.line, e.message) for e in touched.errors] == [
+        (str(path.resolve()), 4, error.message + ingest.UNCHANGED_NOTE)]

@@ -13,7 +13,7 @@ from helpers.transcripts import cc_record
 from memory_platform.dream.propose import DreamAnswer, DreamSettings, dream_day
 from memory_platform.ingest import importer as ingest
 from memory_platform.llm import ScriptedProvider
-from memory_platform.privacy.masking import MASK, mask_secrets, masked
+from memory_platform.privacy.masking import MASK, looks_like_secret, mask_secrets, masked
 from memory_platform.query import summarize
 from memory_platform.vault.routing import Routing
 
@@ -62,6 +62,11 @@ def test_every_secret_of_a_text_is_masked_keys_urls_and_blocks_too():
     assert count == 7
     # the key and the URL around a masked value stay: the reader learns what was there
     assert "password=[secret masked]" in out and "postgres://me:[secret masked]@db/x" in out
+
+
+def test_looks_like_secret():
+    assert looks_like_secret(f"use {TEXT_KEY}") and looks_like_secret("password: hunter2222")
+    assert not looks_like_secret("the API listens on port 8080; see docs/token.md")
 
 
 def test_masking_masked_text_changes_nothing():
