@@ -92,6 +92,7 @@ def test_one_value_two_spellings_at_the_edges(a, b):
     ("Due Dec 31", {"12-31"}),
     ("a batch of May 32 units", {"May 32"}),  # not a day of a month: kept as written
     ("The k8s API listens on 6443", {"6443"}),  # a word with a digit does not stop the scan
+    ("Run ./scripts/deploy.sh, then ../tools/x1", {"./scripts/deploy.sh", "../tools/x1"}),
 ])
 def test_significant_tokens_at_the_edges(text, expected):
     assert significant_tokens(text) == expected

@@ -186,6 +186,8 @@ def test_build_prompt_header_parts_and_turns():
         "Conversation from claude-ai titled 'Deploy notes' in project /src/acme" + intro + tail)
     assert build_prompt(turns, {"source": None}, 2, 3) == (
         "Conversation from unknown source (part 2 of 3)" + intro + tail)
+    assert build_prompt(turns, {"source": "notes"}, 1, 2).startswith(
+        "Conversation from notes (part 1 of 2). Each turn")
 
 
 def test_candidates_keeps_counting_past_uncited_and_secret_proposals():
