@@ -57,7 +57,14 @@ def _mutmut() -> Path:
 
 
 def _function(name: str) -> str:
-    return name.split("__mutmut_")[0].removeprefix("memory_platform.").replace("ǁ", ".")
+    """'memory_platform.vault.tokens.xǁScopeǁpermits__mutmut_3' -> 'vault.tokens.Scope.permits'
+    (mutmut names a function's mutants x_<name>, a method's xǁ<class>ǁ<name>)."""
+    module, _, mangled = name.split("__mutmut_")[0].rpartition(".")
+    if mangled.startswith("xǁ"):
+        function = mangled.removeprefix("xǁ").replace("ǁ", ".")
+    else:
+        function = mangled.removeprefix("x_")
+    return f"{module.removeprefix('memory_platform.')}.{function}"
 
 
 def _results(env: dict) -> dict[str, str]:
