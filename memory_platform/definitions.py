@@ -3,14 +3,21 @@
 import dagster as dg
 
 from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
+from memory_platform.assets.curator import CURATOR_ASSETS
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
 from memory_platform.assets.vault import VAULT_ASSETS
 from memory_platform.checks.cairn import raw_events_checks
+from memory_platform.checks.curator import curator_checks
 from memory_platform.checks.dream import dream_checks
 from memory_platform.checks.review import review_checks
 from memory_platform.jobs import JOBS
-from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.resources import CairnResource, CuratorAgents, DigestNotifier, LLMFactory
+from memory_platform.sensors.curator import (
+    curator_namespaces_sensor,
+    daily_curator_purge_schedule,
+    weekly_curator_schedule,
+)
 from memory_platform.sensors.review import pending_memories_sensor
 from memory_platform.sensors.schedules import nightly_dream_schedule
 from memory_platform.sensors.session_end import session_end_sensor
@@ -18,10 +25,12 @@ from memory_platform.sensors.sources import source_folders_sensor
 
 defs = dg.Definitions(
     assets=[source_files, raw_events, raw_events_lake, event_embeddings, *DREAM_ASSETS,
-            *VAULT_ASSETS],
-    asset_checks=[*raw_events_checks, *dream_checks, *review_checks],
+            *VAULT_ASSETS, *CURATOR_ASSETS],
+    asset_checks=[*raw_events_checks, *dream_checks, *review_checks, *curator_checks],
     jobs=JOBS,
-    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor],
-    schedules=[nightly_dream_schedule],
-    resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier()},
+    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor,
+             curator_namespaces_sensor],
+    schedules=[nightly_dream_schedule, weekly_curator_schedule, daily_curator_purge_schedule],
+    resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier(),
+               "curator_agents": CuratorAgents()},
 )

@@ -4,6 +4,7 @@ these objects; nothing else defines a job."""
 import dagster as dg
 
 from memory_platform.assets.cairn import raw_events, raw_events_lake
+from memory_platform.assets.curator import curator_cuts, curator_purge, curator_verdicts
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
 from memory_platform.assets.vault import vault_promotions
@@ -12,7 +13,7 @@ from memory_platform.assets.vault import vault_promotions
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 # Ours: who or what launched a run, and for review decisions which entry and what decision.
-TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, cli, dashboard, ...
+TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, weekly, cli, dashboard, ...
 SESSIONS_TAG = "memory-platform/sessions"  # how many ended sessions a dream run covers
 ACTOR_TAG = "memory-platform/actor"
 DECISION_TAG = "memory-platform/decision"
@@ -49,4 +50,28 @@ vault_promotion_job = dg.define_asset_job(
     "pending shadow entry: the promotion as a Dagster run, whichever face it came from.",
 )
 
-JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job]
+curator_job = dg.define_asset_job(
+    "curator_job",
+    selection=dg.AssetSelection.assets(curator_verdicts, curator_cuts),
+    description="Weed one namespace for one week: the agent's verdict, validated and judged "
+    "by the breaker (a blocking check), then the cuts executed under lock, each archived "
+    "and restorable. Target of the weekly schedule and `memory-platform curate`.",
+)
+
+curator_dry_run_job = dg.define_asset_job(
+    "curator_dry_run_job",
+    selection=dg.AssetSelection.assets(curator_verdicts),
+    config={"ops": {curator_verdicts.op.name: {"config": {"dry_run": True}}}},
+    description="The agent's verdict on one namespace, recorded as a dry run: shown with its "
+    "reasons and evidence, never executed. `memory-platform curate --dry-run`.",
+)
+
+curator_purge_job = dg.define_asset_job(
+    "curator_purge_job",
+    selection=dg.AssetSelection.assets(curator_purge),
+    description="Purge the curator's archives whose restore window has ended, recording "
+    "each. Target of the daily purge schedule and `memory-platform curator purge`.",
+)
+
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, curator_job,
+        curator_dry_run_job, curator_purge_job]

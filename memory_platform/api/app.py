@@ -79,6 +79,9 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     guarded = [Depends(authorize)]
     app.include_router(vault_router(database, resolve_caller, embedder=vault_embedder))
+    from memory_platform.api.curator import curator_router
+
+    app.include_router(curator_router(database, resolve_caller))  # /curator, scoped as /vault
     from memory_platform.api.dashboard import mount_dashboard
 
     mount_dashboard(app, database)  # /review: the review dashboard

@@ -10,8 +10,10 @@
     memory-platform vault export NAMESPACE [--out DIR] [--json]
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
     memory-platform dream [--date D | --since D --until D] [--json]
+    memory-platform curate [--namespace N] [--dry-run] [--json]
+    memory-platform curator cuts|restore ID|runs|purges|purge   (the curator's books)
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
-    memory-platform bench ingest|search|dedup|review
+    memory-platform bench ingest|search|dedup|review|curator
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -23,7 +25,17 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli import bench, cairn, dream, hooks, review, serve, tokens, vault
+from memory_platform.cli import (
+    bench,
+    cairn,
+    curator,
+    dream,
+    hooks,
+    review,
+    serve,
+    tokens,
+    vault,
+)
 from memory_platform.cli.common import STATE
 
 app = typer.Typer(
@@ -47,12 +59,14 @@ app.command("search")(cairn.search)
 app.command("embed")(cairn.embed)
 app.command("summarize")(cairn.summarize)
 app.command("dream")(dream.dream)
+app.command("curate")(curator.curate)
 app.command("review")(review.review_command)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
 app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
+app.add_typer(curator.curator_app, name="curator")
 app.add_typer(bench.bench_app, name="bench")
 
 

@@ -246,6 +246,13 @@ def _set_status(db: Database, scope: Scope, memory_id: int, status: str, *, acti
             if locked is None or not scope.permits(locked[0]["namespace"]):
                 raise NotFound(f"no memory with id {memory_id}")
             current, before = locked
+            if current["status"] in ("cut", "purged"):
+                # The curator's tombstone pairs with its archive: only the curator's
+                # restore (or its purge) may change it.
+                raise Conflict(f"memory {memory_id} was cut by the curator"
+                               + (f"; `memory-platform curator restore {memory_id}` brings "
+                                  f"it back within its window" if current["status"] == "cut"
+                                  else " and purged"))
             if current["status"] == status:
                 return {**current, "changed": False}
             if status == "active":
