@@ -244,17 +244,28 @@ def run_curate(settings: Settings, *, namespace: str | None = None, dry_run: boo
         if not instance.has_dynamic_partition(CURATOR_NAMESPACES_NAME, name):
             instance.add_dynamic_partitions(CURATOR_NAMESPACES_NAME, [name])
         log(f"curating {name}, week {week}{' (dry run)' if dry_run else ''}…")
+        # The dry-run job's own config is replaced by any run config given (the loggers
+        # here), so the flag is passed again.
+        config = {"ops": {"curator_verdicts": {"config": {"dry_run": True}}}} if dry_run \
+            else None
         run = run_job(curator_dry_run_job if dry_run else curator_job, instance,
                       partition_key=curator_key(name, week), tags={TRIGGER_TAG: "cli"},
-                      raise_on_error=False)
+                      run_config=config, raise_on_error=False)
         outcomes.append(outcome.of_run(database, run.run_id, name, week, success=run.success,
                                        errors=_step_errors(run)))
     return outcomes
 
 
 def _step_errors(run: dg.ExecuteInProcessResult) -> list[str]:
-    return [str(event.step_failure_data.error.message).strip()
-            for event in run.all_events if event.is_step_failure]
+    """Each failed step's own error (Dagster wraps it: the innermost cause says why)."""
+    found = []
+    for event in run.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            while error.cause is not None:
+                error = error.cause
+            found.append(str(error.message).strip())
+    return found
 
 
 def run_curator_purge(settings: Settings) -> dict:

@@ -178,3 +178,16 @@ def fake_calls(log: Path) -> list[dict]:
     if not log.exists():
         return []
     return [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+
+
+# Named plans for the fake `claude` (its plan module imports them by name).
+four_stale = stale_cuts(4)
+five_stale = stale_cuts(5)
+
+
+def write_routing(home: Path, repos: dict[str, Path]) -> Path:
+    """A routing.toml tying namespaces to repositories."""
+    path = home / "routing.toml"
+    lines = ["[repos]"] + [f'{name} = "{folder}"' for name, folder in repos.items()]
+    path.write_text("\n".join(lines) + "\n")
+    return path
