@@ -93,12 +93,15 @@ def proposed_cuts(db: Database, scope: Scope, curator_run_id: int) -> dict:
         wanted |= {ids[h - 1] for p in verdict.merges + verdict.contradictions
                    for h in p.handles}
         memories = access_store.memories_by_id(conn, sorted(wanted))
+        archived = archive_store.archived_texts(conn, sorted(wanted))
 
     def text_of(handle: int | None) -> dict | None:
         if handle is None:
             return None
-        memory = memories.get(ids[handle - 1], {})
-        return {"handle": handle, "memory_id": ids[handle - 1], "text": memory.get("text"),
+        memory_id = ids[handle - 1]
+        memory = memories.get(memory_id, {})
+        return {"handle": handle, "memory_id": memory_id,
+                "text": archived.get(memory_id, memory.get("text")),
                 "status": memory.get("status")}
 
     return {

@@ -211,6 +211,15 @@ def list_archives(conn: psycopg.Connection, *, namespaces: Sequence[str] | None 
         ).fetchall()
 
 
+def archived_texts(conn: psycopg.Connection, memory_ids: Sequence[int]) -> dict[int, str]:
+    """The texts cut memories held (their tombstones show a placeholder)."""
+    rows = conn.execute(
+        "SELECT memory_id, memory->>'text' FROM curator_archive WHERE memory_id = ANY(%s)",
+        ([int(i) for i in memory_ids],),
+    ).fetchall()
+    return {int(m): t for m, t in rows}
+
+
 def list_purges(conn: psycopg.Connection, *, namespaces: Sequence[str] | None = None,
                 since: datetime | None = None) -> list[dict]:
     with conn.cursor(row_factory=dict_row) as cur:
