@@ -91,3 +91,25 @@ def bench_review(
         review.run(out, approvals=approvals, list_size=list_size, log=say)
 
     run(body)
+
+
+@bench_app.command("curator")
+def bench_curator(
+    size: Annotated[int, typer.Option(help="Memories in the namespace.")] = 10_000,
+    share: Annotated[float, typer.Option(help="Share of each prompt's handles cut.")] = 0.10,
+    budgets: Annotated[str, typer.Option(help="Prompt budgets (tokens) to split at.")] =
+        "8000,24000,100000",
+    restores: Annotated[int, typer.Option(help="Cuts restored one by one (latency).")] = 200,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/curator.json"),
+) -> None:
+    """The curator on a large namespace with a scripted model: listing and its token size
+    and split, propose and validation, executing cuts, restore latency, purge time."""
+
+    def body():
+        from memory_platform.bench import curator
+
+        curator.run(out, size=size, share=share, budgets=tuple(_ints(budgets)),
+                    restores=restores, log=say)
+
+    run(body)
