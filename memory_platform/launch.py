@@ -226,6 +226,7 @@ def run_curate(settings: Settings, *, namespace: str | None = None, dry_run: boo
     from memory_platform.curator.config import CuratorConfig, week_of
     from memory_platform.curator.listing import namespaces
 
+    provider_from_env()  # no provider: stop now with the settings to set, not mid-run
     database = Database.from_settings(settings)
     known = namespaces(database)
     if namespace is not None and namespace not in known:
