@@ -453,3 +453,13 @@ class _NoEmbed:
         import numpy as np
 
         return [np.array([0.0, 1.0, 0.0], dtype=np.float32) for _ in texts]
+
+
+def test_export_shows_tombstones_as_cut(db, acme, tmp_path):
+    from memory_platform.vault.export import export_namespace
+
+    _cut_two(db, acme)
+    summary = export_namespace(db, "acme", tmp_path / "export")
+    assert summary["counts"]["cut"] == 2 and summary["counts"]["current"] == 8
+    assert "## Cut by the curator (restorable) (2)" in (tmp_path / "export" / "acme.md"
+                                                       ).read_text()
