@@ -12,6 +12,7 @@ from memory_platform.assets.vault import vault_promotions
 # Dagster's own tags for a single run over a partition range.
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
+PARTITION_TAG = "dagster/partition"  # a run over one partition
 # Ours: who or what launched a run, and for review decisions which entry and what decision.
 TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, weekly, cli, dashboard, ...
 SESSIONS_TAG = "memory-platform/sessions"  # how many ended sessions a dream run covers

@@ -22,7 +22,7 @@ from typing import Any
 
 import dagster as dg
 
-from memory_platform import synthetic
+from memory_platform import progress, synthetic
 from memory_platform.assets.vault import PromotionConfig, vault_promotions
 from memory_platform.days import clamp_to_partitions, days_of_keys
 from memory_platform.definitions import defs
@@ -120,7 +120,8 @@ def bring_up(
         span = clamp_to_partitions(*span, datetime.now(timezone.utc))
         if span:
             log(f"importing raw events {span[0]} .. {span[1]} (one run)…")
-            run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
+            with progress.listening(log):
+                run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
             if not run.success:
                 raise RuntimeError("the ingest run failed; see `dagster dev` run logs")
             partitions = len(days_of_keys(*span))
@@ -150,7 +151,9 @@ def run_dream(
     provider_from_env()  # no provider: stop now with the settings to set, not mid-run
     instance = prepare_instance(settings)
     log(f"dreaming {first} .. {last} (one run)…")
-    run = run_job(dream_job, instance, tags=range_tags(first, last, **{TRIGGER_TAG: "cli"}))
+    with progress.listening(log):
+        run = run_job(dream_job, instance,
+                      tags=range_tags(first, last, **{TRIGGER_TAG: "cli"}))
     if not run.success:
         raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
     digest = run.asset_materializations_for_node("dream_digest")

@@ -50,8 +50,9 @@ class Settings(BaseSettings):
 
     # --- models ---------------------------------------------------------------------------
     embedder: str = Field("local-ctx2", description=(
-        "Event embedder: `local-ctx2` (each turn with its two predecessors), `local` or "
-        "`openai`."))
+        "Event embedder: `local-ctx2` (all-MiniLM-L6-v2 reading each turn with its two "
+        "previous turns, offline), `local` (the plain model) or `openai` "
+        "(`text-embedding-3-small`); after changing it run `memory-platform embed`."))
     vault_embedder: str = Field("local", description=(
         "Memory embedder (a memory stands alone): `local` or `openai`."))
     llm_provider: str | None = Field(None, description=(
@@ -215,7 +216,13 @@ def markdown_table() -> str:
             shown = ""
         elif isinstance(default, Path):
             shown = f"`{default}`"
+        elif isinstance(default, dict):  # set as JSON, so shown as JSON
+            shown = f"`{json.dumps(default)}`"
         else:
             shown = f"`{default}`"
         rows.append(f"| `{variable(name)}` | {shown} | {field.description} |")
     return "\n".join(rows)
+
+
+if __name__ == "__main__":  # python -m memory_platform.settings: the README's table
+    print(markdown_table())

@@ -21,8 +21,8 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
     by_source {source: {events, conversations, first, last}}, by_month [{month, source,
     events}], vault [{namespace, memories, pending_review, oldest_pending_days,
     curator_tombstones, curator_archives, curator_purged, curator_invariant_ok}],
-    curator_invariant_ok,
-    undreamed {first, last} or None, warnings [str]."""
+    curator_invariant_ok, undreamed {first, last} or None, files_with_errors [{kind, path,
+    errors, last_import_at}], warnings [str]."""
     now = now or datetime.now(timezone.utc)
     backlog = {e["namespace"]: e for e in queue.overview(db, now=now)}
     undreamed = undreamed_span(db, settings, now)
@@ -62,5 +62,6 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
                   for n in primary_namespaces(db)],
         "curator_invariant_ok": invariant["ok"],
         "undreamed": {"first": undreamed[0], "last": undreamed[1]} if undreamed else None,
+        "files_with_errors": catalog.files_with_errors(db),
         "warnings": warnings,
     }

@@ -47,8 +47,25 @@ def test_record_errors_are_listed_with_file_and_line_and_exit_nonzero(home, tmp_
     [error] = data["errors"]
     assert error["file"] == str(path.resolve()) and error["line"] == 2 and error["message"]
 
+    # The file is unchanged, but its error is not forgotten: reported again, exit 1.
     human = run("import", "claude-code", str(path))
-    assert "1 file(s): 0 new events" in human.stdout or "unchanged" in human.stdout
+    assert human.returncode == 1
+    assert "1 file(s) unchanged" in human.stdout and "1 error(s)" in human.stdout
+    assert f"{path.resolve()}:2" in human.stderr and "unchanged since" in human.stderr
+    again = json.loads(run("import", "claude-code", str(path), "--json").stdout)
+    [error] = again["errors"]
+    assert error["line"] == 2 and error["message"].count("unchanged since") == 1
+
+    status = json.loads(run("status", "--json").stdout)
+    assert status["files_with_errors"] == [
+        {"kind": "claude-code", "path": str(path.resolve()), "errors": 1,
+         "last_import_at": status["files_with_errors"][0]["last_import_at"]}]
+
+    # Fixed, the file imports clean and leaves the list.
+    path.write_text("\n".join(line for line in lines if line != "{not json") + "\n")
+    fixed = run("import", "claude-code", str(path), "--json")
+    assert fixed.returncode == 0 and json.loads(fixed.stdout)["errors"] == []
+    assert json.loads(run("status", "--json").stdout)["files_with_errors"] == []
 
 
 def test_failures_are_one_clear_line(home, tmp_path):
@@ -83,19 +100,19 @@ def test_status_warns_when_claude_code_folder_is_not_imported(home, tmp_path):
 def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
     from datetime import datetime, timedelta, timezone
 
-    from memory_platform.store import vault as vault_store
+    from memory_platform.store import memories as memory_store
 
     projects = Path(os.environ["MEMORY_PLATFORM_CLAUDE_PROJECTS"])
     start = (datetime.now(timezone.utc) - timedelta(days=2)).replace(hour=9, minute=0)
     write_transcript(projects / "-home-me" / "s.jsonl", 4, start=start)
     assert run("import", "claude-code", str(projects)).returncode == 0
     with db.connect() as conn:
-        vault_store.add_memory(conn, namespace="personal", text="Prefers tea.", actor="test")
-        vault_store.add_memory(conn, namespace="personal", text="Lives in Lyon.", actor="test")
-        vault_store.add_memory(conn, namespace="personal__dream", text="Reads on Sundays.",
-                               source="dream", actor="dream:r1", dream_run_id="r1")
-        vault_store.add_memory(conn, namespace="work", text="Deploys on Fridays.",
-                               actor="test")
+        memory_store.add_memory(conn, namespace="personal", text="Prefers tea.", actor="test")
+        memory_store.add_memory(conn, namespace="personal", text="Lives in Lyon.", actor="test")
+        memory_store.add_memory(conn, namespace="personal__dream", text="Reads on Sundays.",
+                                source="dream", actor="dream:r1", dream_run_id="r1")
+        memory_store.add_memory(conn, namespace="work", text="Deploys on Fridays.",
+                                actor="test")
 
     data = json.loads(run("status", "--json").stdout)
     curator = {"curator_tombstones": 0, "curator_archives": 0, "curator_purged": 0,

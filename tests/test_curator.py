@@ -26,8 +26,7 @@ from memory_platform.curator.config import CuratorConfig, week_of
 from memory_platform.curator.execute import CuratorRefused, NoVerdict, execute
 from memory_platform.curator.propose import propose
 from memory_platform.llm import ScriptedProvider
-from memory_platform.store import vault as vault_store
-from memory_platform.store import vault_access as access_store
+from memory_platform.store import memories as memory_store
 from memory_platform.vault import review
 from memory_platform.vault import service as vault_service
 from memory_platform.vault.tokens import Scope
@@ -54,7 +53,7 @@ def run_week(db, acme, plan, *, week=WEEK, now=NOW, dry_run=False, run_id="run-1
 
 def status_of(db, memory_id):
     with db.connect() as conn:
-        return vault_store.get_memory(conn, memory_id)
+        return memory_store.get_memory(conn, memory_id)
 
 
 # --- the prompt and the listing ------------------------------------------------------------
@@ -146,14 +145,14 @@ def test_a_week_cuts_stale_and_duplicate_keeps_the_decision_and_stages_a_merge(d
     assert cut["status"] == "cut" and "curator restore" in cut["text"]
     assert status_of(db, acme["ids"][3])["status"] == "active"  # the decision record
     with db.connect() as conn:
-        assert vault_store.count_memories(conn, "acme") == 8
+        assert memory_store.count_memories(conn, "acme") == 8
         vectors = conn.execute("SELECT count(*) FROM memory_embeddings WHERE memory_id = %s",
                                (stale_id,)).fetchone()[0]
         archived = conn.execute(
             """SELECT a.reason, a.evidence, a.memory->>'text', a.dagster_run_id,
                       (SELECT count(*) FROM curator_archive_vectors v WHERE v.archive_id = a.id)
                FROM curator_archive a WHERE a.memory_id = %s""", (dup_id,)).fetchone()
-        audit = access_store.audit_of(conn, stale_id)
+        audit = memory_store.audit_of(conn, stale_id)
     assert vectors == 0  # moved into the archive
     assert archived[0] == "duplicate" and archived[2] == DUPLICATE
     assert archived[1][0]["memory_id"] == acme["ids"][1] and archived[3] == "run-1"
@@ -204,7 +203,7 @@ def test_an_invalid_handle_refuses_the_whole_run(db, acme):
     with pytest.raises(CuratorRefused):
         execute(db, "acme", WEEK, dagster_run_id="run-1", config=acme["config"], now=NOW)
     with db.connect() as conn:
-        assert vault_store.count_memories(conn, "acme") == 10
+        assert memory_store.count_memories(conn, "acme") == 10
 
 
 @pytest.mark.parametrize("bad, problem", [
@@ -258,7 +257,7 @@ def test_breaker_in_the_domain_exactly_at_the_ceiling_and_one_over(db, acme):
         execute(db, "acme", WEEK + timedelta(days=7), dagster_run_id="run-2",
                 config=acme["config"], now=NOW)
     with db.connect() as conn:
-        assert vault_store.count_memories(conn, "acme") == 6
+        assert memory_store.count_memories(conn, "acme") == 6
 
 
 def test_a_lower_ceiling_at_execution_time_refuses(db, acme):
@@ -354,7 +353,7 @@ def test_restore_inside_the_window(db, acme):
     with db.connect() as conn:
         vector = conn.execute("SELECT count(*) FROM memory_embeddings WHERE memory_id = %s "
                               "AND model = %s", (stale_id, TEST_MODEL)).fetchone()[0]
-        assert access_store.audit_of(conn, stale_id)[-1]["action"] == "curator_restore"
+        assert memory_store.audit_of(conn, stale_id)[-1]["action"] == "curator_restore"
     assert vector == 1
     assert archive.invariant(db)["ok"]
     with pytest.raises(archive.RestoreRefused, match="not a curator cut"):
@@ -393,7 +392,7 @@ def test_purge_with_an_injected_clock(db, acme):
     assert sorted(r["memory_id"] for r in records) == sorted([acme["ids"][0], acme["ids"][2]])
     record = next(r for r in records if r["memory_id"] == acme["ids"][0])
     assert record["namespace"] == "acme" and record["reason"] == "contradicted"
-    assert record["content_hash"] == vault_store.content_hash(STALE)
+    assert record["content_hash"] == memory_store.content_hash(STALE)
     assert record["purged_at"] == NOW + timedelta(days=14)
     row = status_of(db, acme["ids"][0])
     assert row["status"] == "purged" and STALE not in row["text"]

@@ -5,6 +5,7 @@ provenance pages; the database after each, and a Dagster run per promotion. Then
 cookie of a scoped token, 403/404 outside its namespace, and a conflicting decision."""
 
 import json
+import re
 import shutil
 import socket
 import threading
@@ -12,6 +13,7 @@ import time
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
+import markupsafe
 import pytest
 import uvicorn
 
@@ -21,7 +23,8 @@ from memory_platform.ingest import importer as ingest
 from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault
 from memory_platform.vault import review, tokens
 
@@ -99,10 +102,10 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
             conn, candidate_id=candidate, run_id=RUN, verdict=verdict,
             decided_by="judge" if neighbour_id else "vector", reason=f"test {verdict}",
             thresholds={"duplicate": 0.85}, neighbour_id=neighbour_id,
-            neighbour_text=vault_store.get_memory(conn, neighbour_id)["text"]
+            neighbour_text=memory_store.get_memory(conn, neighbour_id)["text"]
             if neighbour_id else None, similarity=0.93 if neighbour_id else None)
-        memory_id, _ = vault_store.add_memory(
-            conn, namespace=vault_store.shadow_of(namespace, "dream"), text=text,
+        memory_id, _ = memory_store.add_memory(
+            conn, namespace=namespace_store.shadow_of(namespace, "dream"), text=text,
             category="user", source="dream", actor=f"dream:{RUN}", review="pending",
             dream_run_id=RUN, candidate_id=candidate, source_event_ids=list(events), score=7,
             why="worth keeping", verdict=verdict)
@@ -111,14 +114,14 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
 
 def row(db, memory_id: int) -> dict:
     with db.connect() as conn:
-        return vault_store.get_memory(conn, memory_id)
+        return memory_store.get_memory(conn, memory_id)
 
 
 def promoted(db, shadow_id: int) -> dict | None:
     with db.connect() as conn:
         found = conn.execute("SELECT id FROM memories WHERE promoted_from = %s",
                              (shadow_id,)).fetchone()
-        return vault_store.get_memory(conn, found[0]) if found else None
+        return memory_store.get_memory(conn, found[0]) if found else None
 
 
 def actors(db, memory_id: int) -> set[tuple[str, str]]:
@@ -306,6 +309,34 @@ def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
     assert app.state.review_recorder.drain(timeout=120)
     assert app.state.review_recorder.status()["failed"] == 0
 
+
+def test_memory_text_is_escaped_and_the_assets_are_the_apps_own(home, db):
+    """Memory text is user data: markup in it reaches the page as text (first page and the
+    ones fetched while scrolling). The stylesheet and scripts come from the app itself."""
+    from fastapi.testclient import TestClient
+
+    hostile = "<img src=x onerror=alert(1)> & <script>alert(2)</script>"
+    stage(db, hostile)
+    app = create_app(db)
+    try:
+        app.state.review_catch_up.join(timeout=60)
+        with TestClient(app) as client:
+            page = client.get("/review/personal")
+            more = client.get("/review/api/personal/entries", params={"after_id": 0}).json()
+            assert page.status_code == 200 and more["count"] == 1
+            for html in (page.text, more["html"]):
+                assert hostile not in html
+                # the card's text and the edit box's
+                assert html.count(markupsafe.escape(hostile)) == 2
+            assets = re.findall(r'<(?:script src|link rel="stylesheet" href)="([^"]+)"',
+                                page.text)
+            assert len(assets) == 3 and all(a.startswith("/review/static/") for a in assets)
+            for asset in assets:
+                served = client.get(asset)
+                assert served.status_code == 200 and served.text.strip()
+            assert "function act(" in client.get(assets[-1]).text
+    finally:
+        app.state.review_recorder.close()
 
 def test_record_mode_checks_the_decision_and_is_idempotent(home, db):
     """vault_promotions action `record`: materializes a decision already made (twice: the

@@ -10,7 +10,7 @@ from datetime import date
 import pytest
 
 from memory_platform.bench import dedup as bench_dedup
-from memory_platform.dream import dedup
+from memory_platform.dream import dedup, judge
 from memory_platform.dream.dedup import (
     THRESHOLDS,
     DedupError,
@@ -24,7 +24,8 @@ from memory_platform.dream.dedup import (
 from memory_platform.llm import LLMRefused, ScriptedProvider
 from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
-from memory_platform.store import vault
+from memory_platform.store import memories as memory_store
+from memory_platform.store import memory_embeddings
 
 DAY = date(2025, 3, 14)
 NS = "memory-platform"
@@ -136,20 +137,20 @@ def test_vector_stage_precision_on_the_labelled_set(embedder):
 
 
 def test_judge_schema_requires_a_handle_when_several_are_shown():
-    schema = dedup.judge_schema(3)
+    schema = judge.judge_schema(3)
     with pytest.raises(ValueError):
         schema.model_validate({"relation": "same_fact", "reason": "x"})
     with pytest.raises(ValueError):
         schema.model_validate({"relation": "same_fact", "neighbour": 4, "reason": "x"})
     assert schema.model_validate({"relation": "new", "reason": "x"}).neighbour is None
-    one = dedup.judge_schema(1).model_validate({"relation": "contradiction", "reason": "x"})
+    one = judge.judge_schema(1).model_validate({"relation": "contradiction", "reason": "x"})
     assert one.neighbour == 1
 
 
 def test_judge_prompt_names_the_differing_tokens_and_masks_secrets():
     n = Neighbour(text="The API key is sk-ant-abcdefghijklmnopqrstuvwx on port 8000",
                   similarity=0.9, namespace=NS, memory_id=3)
-    prompt = dedup.judge_prompt("The API listens on port 8080", [(n, ("8000", "8080"))])
+    prompt = judge.judge_prompt("The API listens on port 8080", [(n, ("8000", "8080"))])
     assert "tokens that differ from the candidate: 8000, 8080" in prompt
     assert "sk-ant-abcdefghijklmnopqrstuvwx" not in prompt
     assert "[1]" in prompt
@@ -159,12 +160,12 @@ def test_judge_prompt_names_the_differing_tokens_and_masks_secrets():
 
 
 def _memory(conn, embedder, namespace: str, text: str, review: str | None = None) -> int:
-    memory_id, created = vault.add_memory(conn, namespace=namespace, text=text,
-                                          category="project", source="hand", actor="test",
-                                          review=review)
+    memory_id, created = memory_store.add_memory(conn, namespace=namespace, text=text,
+                                                 category="project", source="hand", actor="test",
+                                                 review=review)
     assert created
-    vault.write_memory_embeddings(conn, embedder.name, embedder.dims,
-                                  [(memory_id, embedder.embed([text])[0])])
+    memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                              [(memory_id, embedder.embed([text])[0])])
     return memory_id
 
 
@@ -185,7 +186,7 @@ def _candidates(conn, texts: list[str], *, namespace: str = NS, day: date = DAY,
 @pytest.fixture
 def conn(db, embedder):
     with db.connect() as c:
-        vault.ensure_memory_model(c, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(c, embedder.name, embedder.dims)
         yield c
 
 

@@ -14,7 +14,7 @@ import dagster as dg
 from helpers.vendor_stubs import ANTHROPIC_PATH, VendorStub
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.ingest import importer as ingest
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
 DAY = "2025-10-12"
@@ -51,8 +51,8 @@ def test_dream_cli_through_the_anthropic_sdk(home, samples_dir, db, monkeypatch)
     assert "Score each for durability" in request.body["system"]
     assert f"[{first_id}]" in request.body["messages"][0]["content"]
     with db.connect() as conn:
-        assert vault_store.count_memories(conn, "personal") == 0
-        [staged] = vault_store.list_memories(conn, "personal__dream", review="pending")
+        assert memory_store.count_memories(conn, "personal") == 0
+        [staged] = memory_store.list_memories(conn, "personal__dream", review="pending")
         call = conn.execute("SELECT provider, input_tokens, run_id FROM llm_calls").fetchone()
     assert "JOKE.md" in staged["text"]
     assert call == ("anthropic", 900, outcome["run_id"])

@@ -19,7 +19,7 @@ from memory_platform.dream import dedup, staging
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.llm import ScriptedProvider
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
 
 DAY = "2025-10-12"  # the day of the sample session
 KNOWN = "The user asked Claude Code to create, read, edit and delete a JOKE.md file."
@@ -75,8 +75,8 @@ def setup(home, samples_dir, db, monkeypatch, webhook):
     shutil.copy(samples_dir / "claude-code/agentlogs/crud.jsonl",
                 projects / "-Users-me-joke" / "crud.jsonl")
     with db.connect() as conn:
-        vault_store.add_memory(conn, namespace="personal", text=KNOWN, category="project",
-                               source="hand", actor="test")
+        memory_store.add_memory(conn, namespace="personal", text=KNOWN, category="project",
+                                source="hand", actor="test")
     from memory_platform.vault import memories as vault
 
     vault.embed_missing_memories(db)
@@ -106,8 +106,8 @@ def test_dream_stages_into_the_shadow_namespace_only(setup, db, home):
     result = run_day(setup)
     assert result.success
     with db.connect() as conn:
-        primary = vault_store.list_memories(conn, "personal")
-        shadow = vault_store.list_memories(conn, "personal__dream", review="pending")
+        primary = memory_store.list_memories(conn, "personal")
+        shadow = memory_store.list_memories(conn, "personal__dream", review="pending")
         verdicts = conn.execute(
             "SELECT c.text, v.verdict, v.neighbour_id, v.similarity FROM dedup_verdicts v "
             "JOIN dream_candidates c ON c.id = v.candidate_id ORDER BY c.id").fetchall()
@@ -141,7 +141,7 @@ def test_dream_stages_into_the_shadow_namespace_only(setup, db, home):
     again = run_day(setup)
     assert again.success and len(setup["llm"].calls) == calls_before
     with db.connect() as conn:
-        assert vault_store.count_memories(conn, "personal__dream", review="pending") == 1
+        assert memory_store.count_memories(conn, "personal__dream", review="pending") == 1
         assert conn.execute("SELECT count(*) FROM dream_candidates").fetchone()[0] == 3
 
 
@@ -153,17 +153,17 @@ def test_a_run_without_verdicts_is_stopped_before_staging(setup, db, monkeypatch
     assert checks["candidates_all_decided"] is False
     assert result.asset_materializations_for_node("shadow_memories") == []
     with db.connect() as conn:
-        assert vault_store.count_memories(conn, "personal__dream", review=None) == 0
+        assert memory_store.count_memories(conn, "personal__dream", review=None) == 0
 
 
 def test_a_run_writing_to_a_primary_namespace_fails_its_check(setup, db, monkeypatch):
     def broken_stage_day(database, day: date, *, run_id, embedder=None):
         with database.connect() as conn:
-            anchor, _ = vault_store.add_memory(conn, namespace="personal", text="anchor",
-                                               source="hand", actor="test")
-            vault_store.add_memory(conn, namespace="personal", text="leaked by a bug",
-                                   source="dream", actor=f"dream:{run_id}",
-                                   dream_run_id=run_id, promoted_from=anchor)
+            anchor, _ = memory_store.add_memory(conn, namespace="personal", text="anchor",
+                                                source="hand", actor="test")
+            memory_store.add_memory(conn, namespace="personal", text="leaked by a bug",
+                                    source="dream", actor=f"dream:{run_id}",
+                                    dream_run_id=run_id, promoted_from=anchor)
         return {"staged": 1, "already_staged": 0, "memory_ids": [], "by_namespace": {}}
 
     monkeypatch.setattr(staging, "stage_day", broken_stage_day)

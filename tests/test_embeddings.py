@@ -22,8 +22,9 @@ from memory_platform.query.embeddings import (
     embed_missing,
     get_embedder,
 )
-from memory_platform.store import Database, raw
-from memory_platform.store import search as store
+from memory_platform.store import Database
+from memory_platform.store import embeddings as embedding_store
+from memory_platform.store import events as event_store
 
 EMBEDDINGS_PATH = "/v1/embeddings"
 
@@ -49,7 +50,7 @@ def add_events(db: Database, source: str, items: Sequence[dict]) -> list[int]:
     ]
     with db.connect() as conn:
         with conn.transaction():
-            raw.write_events(conn, rows)
+            event_store.write_events(conn, rows)
         conn.execute("ANALYZE events")
         found = dict(conn.execute(
             "SELECT native_id, id FROM events WHERE source = %s AND native_id = ANY(%s)",
@@ -252,11 +253,11 @@ def test_switching_models_writes_separate_rows_and_indexes(db):
     with db.connect() as conn:
         indexes = {r[0]: r[1] for r in conn.execute(
             "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'event_embeddings'")}
-        assert store.list_models(conn) == [("hash-a", 8, 5), ("hash-b", 16, 5)]
+        assert embedding_store.list_models(conn) == [("hash-a", 8, 5), ("hash-b", 16, 5)]
         with pytest.raises(ValueError, match="8 dimensions"):
-            store.ensure_model(conn, "hash-a", 16)
-    assert "vector(8)" in indexes[store.index_name("hash-a")]
-    assert "'hash-b'" in indexes[store.index_name("hash-b")]
+            embedding_store.ensure_model(conn, "hash-a", 16)
+    assert "vector(8)" in indexes[embedding_store.index_name("hash-a")]
+    assert "'hash-b'" in indexes[embedding_store.index_name("hash-b")]
 
 
 def test_progress_reports_done_and_total(db):

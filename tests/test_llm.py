@@ -494,7 +494,7 @@ def test_claude_cli_with_subscription_login(tmp_path):
     provider = ClaudeCLIProvider(
         model="sonnet", executable=str(script), cwd=tmp_path, env={"PATH": "/usr/bin:/bin"}
     )
-    with Captured("memory_platform.llm.providers") as logs:
+    with Captured("memory_platform.llm.claude_cli") as logs:
         result = provider.complete("summarise this", system="Be terse.", purpose="summary")
     assert result.text == "a summary"
     assert result.credential_source == "claude subscription login"
@@ -516,7 +516,7 @@ def test_claude_cli_api_key_in_environment_overrides_subscription(tmp_path, monk
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-exported-for-other-tools")
     script = fake_claude(tmp_path, [{"result": "one"}, {"result": "two"}])
     provider = ClaudeCLIProvider(executable=str(script))  # env: this process's
-    with Captured("memory_platform.llm.providers") as logs:
+    with Captured("memory_platform.llm.claude_cli") as logs:
         first = provider.complete("a")
         provider.complete("b")
     expected = "env:ANTHROPIC_API_KEY (overrides the Claude subscription login)"

@@ -21,3 +21,26 @@ def test_readme_opens_with_exactly_two_setup_commands_and_ci_runs_the_second():
 def test_workspace_names_the_definitions_module():
     text = (REPO / "workspace.yaml").read_text()
     assert "python_module: memory_platform.definitions" in text
+
+
+def test_readme_configuration_table_is_the_settings_table():
+    from memory_platform.settings import markdown_table
+
+    readme = (REPO / "README.md").read_text()
+    found = re.search(r"<!-- settings:begin -->\n(.*?)\n<!-- settings:end -->", readme, re.S)
+    assert found, "README.md lost its settings table markers"
+    assert found.group(1).strip() == markdown_table(), (
+        "README's configuration table is out of date: paste `python -m "
+        "memory_platform.settings` between the settings markers")
+
+
+def test_every_memory_platform_variable_is_a_setting():
+    """No module reads a MEMORY_PLATFORM_* variable the settings object does not declare."""
+    from memory_platform.settings import Settings, variable
+
+    declared = {variable(name) for name in Settings.model_fields}
+    used = set()
+    for path in (REPO / "memory_platform").rglob("*.py"):
+        used |= set(re.findall(r"MEMORY_PLATFORM_[A-Z_]+[A-Z]", path.read_text()))
+    assert used - declared == set()
+

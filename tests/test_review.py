@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from datetime import date
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 
 import dagster as dg
@@ -30,8 +30,9 @@ from memory_platform.resources import CairnResource
 from memory_platform.sensors.review import partition_changes, pending_memories_sensor
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as review_store
-from memory_platform.store import vault as vault_store
 from memory_platform.vault import memories as vault
 from memory_platform.vault import queue, review
 
@@ -60,14 +61,14 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
                                                  list(events), "proposed")])
         neighbour_text = None
         if neighbour_id is not None:
-            neighbour_text = vault_store.get_memory(conn, neighbour_id)["text"]
+            neighbour_text = memory_store.get_memory(conn, neighbour_id)["text"]
         dedup_store.insert_verdict(
             conn, candidate_id=candidate, run_id=RUN, verdict=verdict,
             decided_by="judge" if verdict == "contradiction" else "vector",
             reason=f"test verdict {verdict}", thresholds={"duplicate": 0.85},
             neighbour_id=neighbour_id, neighbour_text=neighbour_text, similarity=similarity)
-        memory_id, created = vault_store.add_memory(
-            conn, namespace=vault_store.shadow_of(namespace, "dream"), text=text,
+        memory_id, created = memory_store.add_memory(
+            conn, namespace=namespace_store.shadow_of(namespace, "dream"), text=text,
             category=category, source="dream", actor=f"dream:{RUN}", review="pending",
             dream_run_id=RUN, candidate_id=candidate, source_event_ids=events, score=score,
             why=why, verdict=verdict)
@@ -81,14 +82,14 @@ def known(db, embedder, text: str, namespace: str = "personal") -> int:
 
 def row(db, memory_id: int) -> dict:
     with db.connect() as conn:
-        return vault_store.get_memory(conn, memory_id)
+        return memory_store.get_memory(conn, memory_id)
 
 
 def promoted_from(db, shadow_id: int) -> list[dict]:
     with db.connect() as conn:
         ids = [r[0] for r in conn.execute(
             "SELECT id FROM memories WHERE promoted_from = %s ORDER BY id", (shadow_id,))]
-        return [vault_store.get_memory(conn, i) for i in ids]
+        return [memory_store.get_memory(conn, i) for i in ids]
 
 
 def vector_of(db, memory_id: int, embedder) -> np.ndarray | None:
@@ -229,7 +230,7 @@ def test_edit_then_approve_into_another_namespace(db, staged, embedder):
     new = row(db, done["promoted_id"])
     assert new["namespace"] == "work" and new["text"] == edited
     assert new["promoted_from"] == shadow_id and new["category"] == "feedback"
-    assert new["content_hash"] == vault_store.content_hash(edited)
+    assert new["content_hash"] == memory_store.content_hash(edited)
     # the edited text was embedded (not the shadow's vector copied)
     expected = embedder.embed([edited])[0]
     np.testing.assert_allclose(vector_of(db, new["id"], embedder), expected, atol=1e-5)
@@ -334,6 +335,25 @@ def test_bulk_approve_reports_each_entry(db, staged):
     assert promoted_from(db, staged["work"])[0]["id"] == results[2]["promoted_id"]
     assert actions(db, staged["work"]) == [("add", f"dream:{RUN}"), ("approve", ACTOR)]
 
+
+
+def test_approvals_between_lists_each_approval_in_its_window(db, staged):
+    """What the dashboard's catch-up reads: approvals (with what they wrote and superseded)
+    in the window, oldest first; skips and approvals outside it are left out."""
+    before = datetime.now(UTC)
+    plain = review.approve(db, staged["coffee"], actor=ACTOR)
+    newer = review.supersede(db, staged["contradiction"], actor="cli:bob",
+                             old_memory_id=staged["fact"])
+    review.skip(db, staged["editor"], actor=ACTOR)
+    after = datetime.now(UTC)
+    found = review.approvals_between(db, before, after)
+    assert [(a["memory_id"], a["actor"], a["promoted_id"], a["old_memory_id"])
+            for a in found] == [
+        (staged["coffee"], ACTOR, plain["promoted_id"], None),
+        (staged["contradiction"], "cli:bob", newer["promoted_id"], staged["fact"])]
+    assert review.approvals_between(db, after, after + timedelta(days=1)) == []
+    with pytest.raises(ValueError, match="empty window"):
+        review.approvals_between(db, after, before)
 
 # --- concurrency -------------------------------------------------------------------------
 

@@ -7,10 +7,12 @@ import pytest
 from psycopg import sql
 from test_embeddings import HashEmbedder, add_events, at, local_embedder  # noqa: F401
 
+from memory_platform.query import connections, keyword
 from memory_platform.query import search as service
 from memory_platform.query.embeddings import embed_missing
 from memory_platform.query.search import SearchError, SearchFilters
-from memory_platform.store import search as store
+from memory_platform.store import embeddings as embedding_store
+from memory_platform.store import event_search
 
 CHATTER = [
     "can you refactor the settings loader to read from the environment",
@@ -192,11 +194,11 @@ def test_explain_uses_the_hnsw_index_for_the_unfiltered_dense_pool(db):
     embed_missing(db, embedder)
     with db.connect() as conn:
         conn.execute("ANALYZE event_embeddings")
-        query = store.dense_ann_sql(embedder.name, embedder.dims)
+        query = event_search.dense_ann_sql(embedder.name, embedder.dims)
         vector = embedder.embed(["probe"])[0]
-        params = {"q": store.vector_literal(vector), "pool": 10, "probe": 40}
+        params = {"q": embedding_store.vector_literal(vector), "pool": 10, "probe": 40}
         plan = "\n".join(r[0] for r in conn.execute(sql.SQL("EXPLAIN ") + query, params))
-    assert f"Index Scan using {store.index_name(embedder.name)}" in plan, plan
+    assert f"Index Scan using {embedding_store.index_name(embedder.name)}" in plan, plan
 
 
 def test_lexeme_weights_are_counted_in_a_small_filtered_subset(db):
@@ -212,9 +214,9 @@ def test_lexeme_weights_are_counted_in_a_small_filtered_subset(db):
     with db.connect() as conn:
         conv = conn.execute("SELECT conversation_id FROM events WHERE id = %s",
                             (ids[0],)).fetchone()[0]
-        everywhere = service.lexeme_weights(conn, "Alice cache")
-        in_talk = service.lexeme_weights(conn, "Alice cache",
-                                         store.Filter(conversation_id=conv))
+        everywhere = keyword.lexeme_weights(conn, "Alice cache")
+        in_talk = keyword.lexeme_weights(conn, "Alice cache",
+                                         event_search.Filter(conversation_id=conv))
     assert set(everywhere) == {"alic", "cach"}, "7% of all events: a useful word"
     assert set(in_talk) == {"cach"}, "100% of the conversation: dropped"
     hits = service.search(db, "Alice cache", k=3, mode="keyword",
@@ -228,19 +230,19 @@ def test_searches_reuse_one_connection_and_survive_its_loss(db, many):
     def backend(conn):
         return conn.info.backend_pid
 
-    first = service._on_connection(db, backend)
+    first = connections.on_connection(db, backend)
     service.search(db, "note", k=5, embedder=embedder)
     service.search(db, "note", k=5, mode="keyword")
-    assert service._on_connection(db, backend) == first, "one backend for the thread"
+    assert connections.on_connection(db, backend) == first, "one backend for the thread"
     with db.connect() as admin:  # the server drops it (a restart, an idle timeout)
         admin.execute("SELECT pg_terminate_backend(%s)", (first,))
     hits = service.search(db, "note", k=5, embedder=embedder)
     assert len(hits) == 5, "a dead kept connection is replaced and the search retried"
-    second = service._on_connection(db, backend)
+    second = connections.on_connection(db, backend)
     assert second != first
     with pytest.raises(psycopg.errors.UndefinedTable):  # real errors still surface
-        service._on_connection(db, lambda conn: conn.execute("SELECT * FROM nowhere"))
-    assert service._on_connection(db, backend) == second, "a failed query keeps it"
+        connections.on_connection(db, lambda conn: conn.execute("SELECT * FROM nowhere"))
+    assert connections.on_connection(db, backend) == second, "a failed query keeps it"
 
 
 def test_the_hnsw_probe_size_is_set_once_per_connection(db, many, monkeypatch):
@@ -263,7 +265,7 @@ def test_the_hnsw_probe_size_is_set_once_per_connection(db, many, monkeypatch):
     service.search(db, "note", k=10, embedder=embedder)
     sets = [s for s in statements if "ef_search" in s]
     assert len(sets) >= 3 and sets[-1] == "SET hnsw.ef_search = 50"
-    assert service._on_connection(db, lambda conn: conn.execute(
+    assert connections.on_connection(db, lambda conn: conn.execute(
         "SHOW hnsw.ef_search").fetchone()[0]) == "50"
 
 
@@ -271,19 +273,19 @@ def test_the_keyword_pool_narrows_to_an_and_when_every_word_is_common(db, monkey
     """Each matched row is read and scored, so the stage-one query stays near the budget:
     an OR of rare words; an AND when even the rarest word is common; nothing (the dense
     pool covers it) when even the AND would match too much."""
-    budget = service.KEYWORD_MATCH_BUDGET
+    budget = keyword.KEYWORD_MATCH_BUDGET
     rows = 1_000_000
     freq = {"famili": 0.03, "melani": 0.05, "support": 0.01, "ora-00942": 1e-6}
     weights = dict.fromkeys(freq, 1.0)
-    lexemes, require_all = service._pool_lexemes(freq, weights, rows)
+    lexemes, require_all = keyword.pool_lexemes(freq, weights, rows)
     assert (set(lexemes), require_all) == ({"ora-00942"}, False)  # rare first, OR within budget
     common = {k: v for k, v in freq.items() if k != "ora-00942"}
-    lexemes, require_all = service._pool_lexemes(common, dict.fromkeys(common, 1.0), rows)
+    lexemes, require_all = keyword.pool_lexemes(common, dict.fromkeys(common, 1.0), rows)
     assert require_all and list(lexemes) == ["support", "famili"]  # rarest first
     assert rows * 0.01 > budget >= rows * 0.01 * 0.03
     alone = {"famili": 0.03}
-    assert service._pool_lexemes(alone, dict.fromkeys(alone, 1.0), rows) == ({}, False)
-    small = service._pool_lexemes(common, dict.fromkeys(common, 1.0), 5_000)
+    assert keyword.pool_lexemes(alone, dict.fromkeys(alone, 1.0), rows) == ({}, False)
+    small = keyword.pool_lexemes(common, dict.fromkeys(common, 1.0), 5_000)
     assert small == ({"support": 1.0, "famili": 1.0, "melani": 1.0}, False)
 
     # Against PostgreSQL: the AND pool returns only events holding every lexeme.
@@ -292,9 +294,9 @@ def test_the_keyword_pool_narrows_to_an_and_when_every_word_is_common(db, monkey
     items += [{"native_id": f"h{i}", "text": f"garden hose number {i}",
                "occurred_at": at(1, 10, i % 60)} for i in range(40)]
     add_events(db, "notes", items)
-    monkeypatch.setattr(service, "KEYWORD_MATCH_BUDGET", 10)
-    monkeypatch.setattr(service, "KEYWORD_MATCH_CAP", 40)
+    monkeypatch.setattr(keyword, "KEYWORD_MATCH_BUDGET", 10)
+    monkeypatch.setattr(keyword, "KEYWORD_MATCH_CAP", 40)
     hits = service.search(db, "garden party", k=50, mode="keyword")
     assert hits and all("party" in h.text for h in hits)
-    monkeypatch.setattr(service, "KEYWORD_MATCH_CAP", 5)
+    monkeypatch.setattr(keyword, "KEYWORD_MATCH_CAP", 5)
     assert service.search(db, "garden party", k=50, mode="keyword") == []

@@ -13,8 +13,10 @@ from psycopg import sql
 from typer.testing import CliRunner
 
 from memory_platform.query.embeddings import get_embedder
-from memory_platform.store import search as search_store
-from memory_platform.store import vault as store
+from memory_platform.store import embeddings as embedding_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import memory_embeddings, memory_search
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as service
 
 MODEL, DIMS = "test-random-16", 16  # random unit vectors: neighbour logic without a model
@@ -32,8 +34,8 @@ def unit(rng: np.random.Generator, n: int = 1) -> np.ndarray:
 
 
 def add(conn, namespace, text, **kw) -> int:
-    memory_id, created = store.add_memory(conn, namespace=namespace, text=text,
-                                          actor="test", **kw)
+    memory_id, created = memory_store.add_memory(conn, namespace=namespace, text=text,
+                                                 actor="test", **kw)
     assert created
     return memory_id
 
@@ -47,24 +49,24 @@ def add(conn, namespace, text, **kw) -> int:
 ])
 def test_invalid_namespace_names_are_refused_with_a_reason(name):
     with pytest.raises(ValueError, match="invalid namespace"):
-        store.parse_namespace(name)
+        namespace_store.parse_namespace(name)
 
 
 def test_namespaces_are_created_once_and_a_shadow_creates_its_primary(db):
     with db.connect() as conn:
-        assert store.ensure_namespace(conn, "proj.x-1") == "primary"
-        assert store.ensure_namespace(conn, "proj.x-1") == "primary"  # idempotent
-        assert store.ensure_namespace(conn, "work__dream") == "dream"
-        assert store.ensure_namespace(conn, "work__ideas") == "ideas"
+        assert namespace_store.ensure_namespace(conn, "proj.x-1") == "primary"
+        assert namespace_store.ensure_namespace(conn, "proj.x-1") == "primary"  # idempotent
+        assert namespace_store.ensure_namespace(conn, "work__dream") == "dream"
+        assert namespace_store.ensure_namespace(conn, "work__ideas") == "ideas"
         rows = conn.execute(
             "SELECT name, kind, primary_of FROM vault_namespaces ORDER BY name").fetchall()
         with pytest.raises(ValueError, match="invalid namespace"):
-            store.ensure_namespace(conn, "Work")
+            namespace_store.ensure_namespace(conn, "Work")
     assert rows == [("proj.x-1", "primary", None), ("work", "primary", None),
                     ("work__dream", "dream", "work"), ("work__ideas", "ideas", "work")]
-    assert store.shadow_of("work", "dream") == "work__dream"
+    assert namespace_store.shadow_of("work", "dream") == "work__dream"
     with pytest.raises(ValueError):
-        store.shadow_of("work__dream", "dream")
+        namespace_store.shadow_of("work__dream", "dream")
 
 
 # --- writes ------------------------------------------------------------------------------
@@ -72,26 +74,26 @@ def test_namespaces_are_created_once_and_a_shadow_creates_its_primary(db):
 
 def test_add_writes_the_memory_and_its_audit_row_in_one_go(db):
     with db.connect() as conn:
-        memory_id, created = store.add_memory(
+        memory_id, created = memory_store.add_memory(
             conn, namespace="personal", text="  Prefers   tabs\nover spaces ",
             category="feedback", actor="cli:alice")
         shadow_id = add(conn, "personal__dream", "Uses fish shell", source="dream",
                         dream_run_id="run-1", source_event_ids=[3, 4], score=7, why="stable")
-        memory = store.get_memory(conn, memory_id)
-        shadow = store.get_memory(conn, shadow_id)
+        memory = memory_store.get_memory(conn, memory_id)
+        shadow = memory_store.get_memory(conn, shadow_id)
         audit = conn.execute(
             "SELECT memory_id, actor, action, before, after FROM vault_audit ORDER BY id"
         ).fetchall()
         with pytest.raises(ValueError, match="unknown category"):
-            store.add_memory(conn, namespace="personal", text="x", category="misc",
-                             actor="test")
+            memory_store.add_memory(conn, namespace="personal", text="x", category="misc",
+                                    actor="test")
         with pytest.raises(ValueError, match="needs some text"):
-            store.add_memory(conn, namespace="personal", text=" \n ", actor="test")
+            memory_store.add_memory(conn, namespace="personal", text=" \n ", actor="test")
         count = conn.execute("SELECT count(*) FROM memories").fetchone()[0]
     assert created and count == 2
     assert memory["text"] == "Prefers   tabs\nover spaces"  # trimmed, otherwise verbatim
     assert memory["content_hash"] == hashlib.sha256(b"Prefers tabs over spaces").hexdigest()
-    assert memory["content_hash"] == store.content_hash("Prefers tabs over spaces")
+    assert memory["content_hash"] == memory_store.content_hash("Prefers tabs over spaces")
     assert memory["review"] is None and memory["status"] == "active"
     assert shadow["review"] == "pending" and shadow["source_event_ids"] == [3, 4]
     assert [(a[0], a[1], a[2], a[3]) for a in audit] == [
@@ -107,12 +109,12 @@ def test_staging_a_candidate_twice_adds_it_once(db):
                    why, source_event_ids, status)
                VALUES (41, 'run-1', '2026-03-01', 'Deploys on Fridays are banned', 8,
                        'project', 'work', 'a rule', '{1}', 'proposed')""")
-        first = store.add_memory(conn, namespace="work__dream", text="Deploys on Fridays "
-                                 "are banned", source="dream", actor="dream:run-1",
-                                 candidate_id=41)
-        again = store.add_memory(conn, namespace="work__dream", text="Deploys on Fridays "
-                                 "are banned", source="dream", actor="dream:run-2",
-                                 candidate_id=41)
+        first = memory_store.add_memory(conn, namespace="work__dream", text="Deploys on Fridays "
+                                        "are banned", source="dream", actor="dream:run-1",
+                                        candidate_id=41)
+        again = memory_store.add_memory(conn, namespace="work__dream", text="Deploys on Fridays "
+                                        "are banned", source="dream", actor="dream:run-2",
+                                        candidate_id=41)
         counts = conn.execute(
             "SELECT (SELECT count(*) FROM memories), (SELECT count(*) FROM vault_audit)"
         ).fetchone()
@@ -123,8 +125,8 @@ def test_staging_a_candidate_twice_adds_it_once(db):
 def test_the_database_refuses_a_dream_row_in_a_primary_namespace(db):
     with db.connect() as conn:
         with pytest.raises(psycopg.errors.CheckViolation):
-            store.add_memory(conn, namespace="personal", text="Likes rust", source="dream",
-                             actor="dream:run-1")
+            memory_store.add_memory(conn, namespace="personal", text="Likes rust", source="dream",
+                                    actor="dream:run-1")
         # The refused insert took its audit row with it, and raw SQL is refused the same way.
         assert conn.execute("SELECT count(*) FROM vault_audit").fetchone()[0] == 0
         with pytest.raises(psycopg.errors.CheckViolation):
@@ -148,10 +150,10 @@ def test_listing_returns_every_memory_past_100_and_1000_with_the_total(db):
             small = [add(conn, "small", f"small fact {i}") for i in range(150)]
             add(conn, "big__dream", "a staged fact", source="dream")
         conn.execute("UPDATE memories SET status = 'archived' WHERE id = ANY(%s)", (big[:4],))
-        page = store.list_memories(conn, "big", limit=100)
+        page = memory_store.list_memories(conn, "big", limit=100)
         assert [m["id"] for m in page] == big[4:104]
         assert "embedding" not in page[0]
-        assert store.count_memories(conn, "big", status=None) == 1_234
+        assert memory_store.count_memories(conn, "big", status=None) == 1_234
 
     rows, total = service.list_all(db, "big", page_size=100)
     assert total == len(rows) == 1_230
@@ -179,7 +181,7 @@ def _neighbour_fixture(db):
     with db.connect() as conn:
         # Register the model now, build its index after the bulk load: one HNSW build is
         # far cheaper than 3,000 index inserts.
-        search_store.ensure_model(conn, MODEL, DIMS)
+        embedding_store.ensure_model(conn, MODEL, DIMS)
         rows = []
         with conn.transaction():
             for label, namespace, kw in [
@@ -193,15 +195,15 @@ def _neighbour_fixture(db):
                 ids[label] = add(conn, namespace, f"memory {label}", **kw)
                 vectors[label] = unit(rng)[0]
                 rows.append((ids[label], vectors[label]))
-            store.ensure_namespace(conn, "bulk")
+            namespace_store.ensure_namespace(conn, "bulk")
             # Bulk rows by plain SQL (add_memory is tested above); only their vectors matter.
             bulk_ids = [r[0] for r in conn.execute(
                 """INSERT INTO memories (namespace, text, source, content_hash)
                    SELECT 'bulk', 'bulk ' || i, 'hand', md5(i::text)
                    FROM generate_series(1, 3000) i RETURNING id""").fetchall()]
             rows.extend(zip(bulk_ids, unit(rng, 3_000), strict=True))
-            assert store.write_memory_embeddings(conn, MODEL, DIMS, rows) == len(rows)
-        store.ensure_memory_model(conn, MODEL, DIMS)
+            assert memory_embeddings.write_memory_embeddings(conn, MODEL, DIMS, rows) == len(rows)
+        memory_embeddings.ensure_memory_model(conn, MODEL, DIMS)
         conn.execute("UPDATE memories SET status = 'archived' WHERE id = %s",
                      (ids["a_archived"],))
         conn.execute("ANALYZE memories")
@@ -213,8 +215,8 @@ def test_nearest_memories_respects_namespaces_and_review_states(db):
     ids, vectors = _neighbour_fixture(db)
     with db.connect() as conn:
         for method in ("exact", "hnsw"):
-            hits = store.nearest_memories(conn, MODEL, DIMS, vectors["a1"], ["a", "a__dream"],
-                                          k=10, method=method)
+            hits = memory_search.nearest_memories(conn, MODEL, DIMS, vectors["a1"],
+                                                  ["a", "a__dream"], k=10, method=method)
             found = {h["id"] for h in hits}
             # Everything eligible in scope, nothing else: archived primaries and approved
             # shadow rows are out; a skipped entry stays findable so it is not re-proposed.
@@ -225,10 +227,10 @@ def test_nearest_memories_respects_namespaces_and_review_states(db):
             assert {h["namespace"] for h in hits} == {"a", "a__dream"}
             assert set(hits[0]) == {"id", "namespace", "text", "review", "status", "valid_to",
                                     "superseded_by", "similarity"}
-        only_pending = store.nearest_memories(conn, MODEL, DIMS, vectors["skipped"],
-                                              ["a__dream"], k=5, reviews=("pending",))
+        only_pending = memory_search.nearest_memories(conn, MODEL, DIMS, vectors["skipped"],
+                                                      ["a__dream"], k=5, reviews=("pending",))
         assert [h["id"] for h in only_pending] == [ids["pending"]]
-        assert store.nearest_memories(conn, MODEL, DIMS, vectors["b0"], ["nowhere"]) == []
+        assert memory_search.nearest_memories(conn, MODEL, DIMS, vectors["b0"], ["nowhere"]) == []
 
 
 def test_exact_and_hnsw_paths_both_return_k(db, monkeypatch):
@@ -237,25 +239,25 @@ def test_exact_and_hnsw_paths_both_return_k(db, monkeypatch):
     queries = unit(rng, 5)
     with db.connect() as conn:
         for query in queries:
-            exact = store.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20,
-                                           method="exact")
-            ann = store.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20,
-                                         method="hnsw")
-            auto = store.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20)
+            exact = memory_search.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20,
+                                                   method="exact")
+            ann = memory_search.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20,
+                                                 method="hnsw")
+            auto = memory_search.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20)
             assert len(exact) == len(ann) == len(auto) == 20
             assert {h["namespace"] for h in ann + auto} == {"bulk"}
             # HNSW is approximate: most of the true neighbours.
             assert len({h["id"] for h in ann} & {h["id"] for h in exact}) >= 16
         # Under the bound, the default is the exact scan.
-        monkeypatch.setattr(store, "EXACT_MAX_ROWS", 5_000)
+        monkeypatch.setattr(memory_search, "EXACT_MAX_ROWS", 5_000)
         for query in queries:
-            auto = store.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20)
-            exact = store.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20,
-                                           method="exact")
+            auto = memory_search.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20)
+            exact = memory_search.nearest_memories(conn, MODEL, DIMS, query, ["bulk"], k=20,
+                                                   method="exact")
             assert [h["id"] for h in auto] == [h["id"] for h in exact]
         # 3 rows among 3,011: the probe finds few or none of them, the fallback finds all.
-        tiny = store.nearest_memories(conn, MODEL, DIMS, vectors["t1"], ["tiny"], k=3,
-                                      method="hnsw")
+        tiny = memory_search.nearest_memories(conn, MODEL, DIMS, vectors["t1"], ["tiny"], k=3,
+                                              method="hnsw")
         assert [h["id"] for h in tiny][0] == ids["t1"]
         assert {h["id"] for h in tiny} == {ids["t0"], ids["t1"], ids["t2"]}
 
@@ -263,27 +265,27 @@ def test_exact_and_hnsw_paths_both_return_k(db, monkeypatch):
         with conn.transaction():
             conn.execute("SET LOCAL enable_seqscan = off")
             plan = conn.execute(
-                sql.SQL("EXPLAIN ") + store.ann_neighbours_sql(MODEL, DIMS),
+                sql.SQL("EXPLAIN ") + memory_search.ann_neighbours_sql(MODEL, DIMS),
                 {"q": "[" + ",".join(["0.25"] * DIMS) + "]", "ns": ["bulk"], "k": 5,
                  "probe": 40, "reviews": ["pending"], "current": True},
             ).fetchall()
-        assert store.memory_index_name(MODEL) in "\n".join(r[0] for r in plan)
+        assert memory_embeddings.memory_index_name(MODEL) in "\n".join(r[0] for r in plan)
 
 
 def test_model_dimensions_are_checked(db):
     with db.connect() as conn:
-        store.ensure_memory_model(conn, MODEL, DIMS)
-        store.ensure_memory_model(conn, MODEL, DIMS)  # idempotent
+        memory_embeddings.ensure_memory_model(conn, MODEL, DIMS)
+        memory_embeddings.ensure_memory_model(conn, MODEL, DIMS)  # idempotent
         with pytest.raises(ValueError, match="registered with 16 dimensions"):
-            store.ensure_memory_model(conn, MODEL, 32)
+            memory_embeddings.ensure_memory_model(conn, MODEL, 32)
         memory_id = add(conn, "a", "x")
         with pytest.raises(ValueError, match="16 dimensions"):
-            store.write_memory_embeddings(conn, MODEL, DIMS, [(memory_id, np.ones(8))])
+            memory_embeddings.write_memory_embeddings(conn, MODEL, DIMS, [(memory_id, np.ones(8))])
         with pytest.raises(ValueError, match="16 dimensions"):
-            store.nearest_memories(conn, MODEL, DIMS, np.ones(8), ["a"])
+            memory_search.nearest_memories(conn, MODEL, DIMS, np.ones(8), ["a"])
         indexes = {r[0] for r in conn.execute(
             "SELECT indexname FROM pg_indexes WHERE tablename = 'memory_embeddings'")}
-    assert store.memory_index_name(MODEL) in indexes
+    assert memory_embeddings.memory_index_name(MODEL) in indexes
 
 
 def test_backlog_counts_pending_entries_per_shadow_namespace(db):
@@ -292,11 +294,11 @@ def test_backlog_counts_pending_entries_per_shadow_namespace(db):
         add(conn, "work__dream", "second", source="dream")
         add(conn, "work__dream", "skipped", source="dream", review="skipped")
         add(conn, "home__ideas", "an idea", source="agent")
-        store.ensure_namespace(conn, "quiet__dream")
+        namespace_store.ensure_namespace(conn, "quiet__dream")
         add(conn, "work", "a real fact")
         conn.execute("UPDATE memories SET created_at = '2026-01-02T00:00:00Z' "
                      "WHERE text = 'first'")
-        rows = store.backlog(conn)
+        rows = namespace_store.backlog(conn)
     assert [(r["namespace"], r["pending"]) for r in rows] == [
         ("home__ideas", 1), ("quiet__dream", 0), ("work__dream", 2)]
     assert rows[2]["oldest_created_at"].isoformat().startswith("2026-01-02")
@@ -318,7 +320,7 @@ def test_service_search_embeds_what_is_missing_and_matches_tokens(db, local_embe
     assert hits[0]["match"] == "semantic" and hits[0]["similarity"] > 0.5
     assert all(h["namespace"] == "ops" for h in hits)  # shadows only when named
     with db.connect() as conn:
-        assert store.memories_to_embed(conn, local_embedder.name) == []
+        assert memory_embeddings.memories_to_embed(conn, local_embedder.name) == []
     token = service.search(db, "3000", namespace="ops__dream", embedder=local_embedder)
     assert token[0]["text"] == "Grafana lives on port 3000" and token[0]["match"] == "both"
     assert service.embed_missing_memories(db, local_embedder)["embedded"] == 0
@@ -387,7 +389,7 @@ def test_search_shows_current_facts_unless_history_is_asked(db, home, local_embe
     leaves it out by default and shows it, marked, when history is asked for."""
     from memory_platform.cli.main import app
     from memory_platform.store import review as review_store
-    from memory_platform.vault import service as vault_access
+    from memory_platform.vault import service as scoped_service
     from memory_platform.vault.tokens import Scope
 
     old = service.add(db, "infra", "The database listens on port 5432.", "project", "test",
@@ -406,10 +408,10 @@ def test_search_shows_current_facts_unless_history_is_asked(db, home, local_embe
                           embedder=local_embedder, include_superseded=True)
     old_hit = next(h for h in both if h["id"] == old)
     assert old_hit["superseded_by"] == new and old_hit["valid_to"] is not None
-    scoped = vault_access.search(db, Scope.everything(), "port 5432", k=5,
+    scoped = scoped_service.search(db, Scope.everything(), "port 5432", k=5,
                                  embedder=local_embedder, include_superseded=True)
     assert old in [h["id"] for h in scoped["hits"]]
-    assert old not in [h["id"] for h in vault_access.search(
+    assert old not in [h["id"] for h in scoped_service.search(
         db, Scope.everything(), "port 5432", k=5, embedder=local_embedder)["hits"]]
 
     runner = CliRunner()

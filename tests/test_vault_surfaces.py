@@ -18,8 +18,7 @@ from typer.testing import CliRunner
 from memory_platform.api.app import create_app
 from memory_platform.dream.propose import CONTEXT_MARKER, strip_injected
 from memory_platform.query.embeddings import get_embedder
-from memory_platform.store import vault as store
-from memory_platform.store import vault_access as access_store
+from memory_platform.store import memories as memory_store
 from memory_platform.vault import context as vault_context
 from memory_platform.vault import service as access
 from memory_platform.vault import tokens
@@ -49,8 +48,8 @@ def seed(db) -> dict[str, list[int]]:
     with db.connect() as conn:
         for namespace, texts in (("work", WORK), ("personal", PERSONAL)):
             for text in texts:
-                memory_id, _ = store.add_memory(conn, namespace=namespace, text=text,
-                                                actor="test")
+                memory_id, _ = memory_store.add_memory(conn, namespace=namespace, text=text,
+                                                       actor="test")
                 ids[namespace].append(memory_id)
     return ids
 
@@ -61,7 +60,7 @@ def bearer(secret: str) -> dict:
 
 def audit_rows(db, memory_id: int) -> list[dict]:
     with db.connect() as conn:
-        return access_store.audit_of(conn, memory_id)
+        return memory_store.audit_of(conn, memory_id)
 
 
 # --- tokens ------------------------------------------------------------------------------
@@ -171,7 +170,7 @@ def test_rest_scopes_every_route_to_the_tokens_namespaces(db, local_embedder):
 
     # Nothing of personal changed.
     with db.connect() as conn:
-        assert [m["text"] for m in store.list_memories(conn, "personal")] == PERSONAL
+        assert [m["text"] for m in memory_store.list_memories(conn, "personal")] == PERSONAL
 
 
 def test_rest_without_any_token_configured_is_open_on_loopback_until_a_token_exists(
@@ -218,7 +217,7 @@ def test_rest_changes_are_audited_and_delete_archives(db, local_embedder):
                           json={"text": "the release train leaves on Fridays"})
     assert edited.status_code == 200 and edited.json()["changed"] is True
     assert edited.json()["text"] == "the release train leaves on Fridays"
-    assert edited.json()["content_hash"] == store.content_hash(edited.json()["text"])
+    assert edited.json()["content_hash"] == memory_store.content_hash(edited.json()["text"])
     # The new text is embedded: search finds it by meaning.
     hits = client.get("/vault/search", headers=h,
                       params={"q": "which weekday does the release go out"}).json()["hits"]
@@ -275,9 +274,9 @@ def test_rest_changes_are_audited_and_delete_archives(db, local_embedder):
 def test_rest_listing_pages_to_the_end_with_no_cap(db):
     with db.connect() as conn, conn.transaction():
         for i in range(1_234):
-            store.add_memory(conn, namespace="big", text=f"fact number {i}", actor="test")
+            memory_store.add_memory(conn, namespace="big", text=f"fact number {i}", actor="test")
         for i in range(150):
-            store.add_memory(conn, namespace="mid", text=f"mid fact {i}", actor="test")
+            memory_store.add_memory(conn, namespace="mid", text=f"mid fact {i}", actor="test")
     client = TestClient(create_app(db))
 
     def page_all(namespace, limit=None):
@@ -326,15 +325,15 @@ def test_openapi_lists_the_vault_routes(db):
 def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder):
     ids = seed(db)
     with db.connect() as conn:
-        old, _ = store.add_memory(conn, namespace="work", text="the tidepool database "
-                                  "runs on port 5432", actor="test")
+        old, _ = memory_store.add_memory(conn, namespace="work", text="the tidepool database "
+                                         "runs on port 5432", actor="test")
         conn.execute("UPDATE memories SET superseded_by = %s WHERE id = %s",
                      (ids["work"][0], old))
-        idea, _ = store.add_memory(conn, namespace="work__ideas", text="tidepool database "
-                                   "port might move to 6543", source="agent", actor="test")
+        idea, _ = memory_store.add_memory(conn, namespace="work__ideas", text="tidepool database "
+                                          "port might move to 6543", source="agent", actor="test")
         for i in range(60):
-            store.add_memory(conn, namespace="work", text=f"tidepool service {i} is "
-                             f"described in the on-call runbook", actor="test")
+            memory_store.add_memory(conn, namespace="work", text=f"tidepool service {i} is "
+                                    f"described in the on-call runbook", actor="test")
     scope = Scope.of(["work"])
     pack = vault_context.context(db, scope, query="which port does the tidepool database use",
                           token_budget=300, embedder=local_embedder)
@@ -439,11 +438,11 @@ def test_mcp_limited_to_work_over_stdio_with_the_official_client(home, db):
 
     idea_id = asyncio.run(scenario())
     with db.connect() as conn:
-        row = store.get_memory(conn, idea_id)
+        row = memory_store.get_memory(conn, idea_id)
         assert (row["namespace"], row["source"], row["review"], row["why"]) == (
             "work__ideas", "agent", "pending", "asked twice")
-        assert store.count_memories(conn, "work") == len(WORK)  # no write to the primary
-        assert store.count_memories(conn, "personal") == len(PERSONAL)
+        assert memory_store.count_memories(conn, "work") == len(WORK)  # no write to the primary
+        assert memory_store.count_memories(conn, "personal") == len(PERSONAL)
         assert conn.execute("SELECT count(*) FROM vault_namespaces WHERE name LIKE "
                             "'personal\\_\\_%'").fetchone()[0] == 0
     assert audit_rows(db, idea_id)[0]["actor"] == "mcp:agent"

@@ -1,5 +1,9 @@
 """One parser per source format (see base.py for the contract), and content sniffing for
-files dropped in the inbox."""
+files dropped in the inbox.
+
+Each source is a module or a subpackage (split by concern) exposing `adapter`. Shared by
+several: `base` (contract, time/text helpers, `discover_files`), `jsonl` (append-only
+transcripts: Claude Code, Codex) and `_json_stream` (big JSON exports, zips)."""
 
 import importlib
 import json

@@ -18,10 +18,10 @@ Rules (see ARCHITECTURE.md):
 """
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any, Protocol
 
 # Roles allowed in the store; anything else is mapped to "other" by the adapter.
@@ -163,3 +163,34 @@ def short_hash(*parts: str) -> str:
 def join_text(parts: list[str]) -> str:
     """Join extracted text fragments with blank lines, skipping empty ones."""
     return "\n\n".join(p for p in parts if p and p.strip())
+
+
+def discover_files(
+    path: Path,
+    patterns: Mapping[str, Callable[[Path], bool] | None],
+    wanted: Callable[[PurePath], bool] | None = None,
+) -> Iterator[Path]:
+    """What `Adapter.discover` yields: `path` itself when it is a file; under a folder, every
+    file (recursive, sorted, each once) whose name matches one of the glob `patterns` and
+    that the pattern's sniffer accepts (None accepts every match).
+
+    `wanted` judges the path relative to `path` before anything is stat'ed or opened, so
+    cheap name rules (hidden folders, known non-transcripts) cost no I/O; sniffers open the
+    file to check its content, because exports are often renamed or share a name.
+    """
+    path = Path(path)
+    if path.is_file():
+        yield path
+        return
+    if not path.is_dir():
+        return
+    found: set[Path] = set()
+    for pattern, sniff in patterns.items():
+        for candidate in path.rglob(pattern):
+            if candidate in found:
+                continue
+            if wanted is not None and not wanted(candidate.relative_to(path)):
+                continue
+            if candidate.is_file() and (sniff is None or sniff(candidate)):
+                found.add(candidate)
+    yield from sorted(found)

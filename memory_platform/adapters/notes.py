@@ -10,7 +10,7 @@ the preamble, 1.. for headed sections): moving the notes folder re-imports them 
 import re
 from collections.abc import Iterator
 from datetime import date, datetime, time, timezone
-from pathlib import Path
+from pathlib import Path, PurePath
 from typing import Any
 
 import yaml
@@ -21,6 +21,7 @@ from memory_platform.adapters.base import (
     Item,
     ParseIssue,
     clean_text,
+    discover_files,
     is_future,
     parse_iso,
 )
@@ -102,25 +103,19 @@ def _sections(lines: list[str], start: int) -> list[tuple[int, int, str | None]]
     return sections
 
 
+def _is_note(relative: PurePath) -> bool:
+    # .git, .obsidian, .trash: tool state, not notes
+    if any(part.startswith(".") for part in relative.parts):
+        return False
+    return relative.suffix.lower() in SUFFIXES
+
+
 class NotesAdapter:
     source = "notes"
 
     def discover(self, path: Path) -> Iterator[Path]:
-        path = Path(path)
-        if path.is_file():
-            yield path
-            return
-        if not path.is_dir():
-            return
-        found = []
-        for candidate in path.rglob("*"):
-            relative = candidate.relative_to(path).parts
-            # .git, .obsidian, .trash: tool state, not notes
-            if any(part.startswith(".") for part in relative):
-                continue
-            if candidate.suffix.lower() in SUFFIXES and candidate.is_file():
-                found.append(candidate)
-        yield from sorted(found)
+        # "*" and a suffix rule, not "*.md": suffixes match case-insensitively (Note.MD)
+        return discover_files(path, {"*": None}, _is_note)
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)

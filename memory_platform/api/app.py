@@ -17,21 +17,10 @@ from typing import Annotated, Literal
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
 from pydantic import BaseModel
 
+from memory_platform.query.models import SearchHit
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.vault import tokens
-
-
-class Hit(BaseModel):
-    event_id: int
-    source: str
-    conversation_id: int | None
-    occurred_at: datetime
-    role: str
-    kind: str | None = None
-    project: str | None = None
-    text: str
-    score: float
 
 
 class SummarizeRequest(BaseModel):
@@ -92,7 +81,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
             conn.execute("SELECT 1")
         return {"status": "ok"}
 
-    @app.get("/search", dependencies=guarded, response_model=list[Hit])
+    @app.get("/search", dependencies=guarded, response_model=list[SearchHit])
     def search(
         q: Annotated[str, Query(min_length=1, description="Words, an error code, a question")],
         k: Annotated[int, Query(ge=1, le=100)] = 10,

@@ -58,7 +58,7 @@ class Caller:
     via: str
 
 
-# Set by the dashboard's /review/login: a browser's bearer token (api/dashboard.py).
+# Set by the dashboard's /review/login: a browser's bearer token (api/dashboard/routes.py).
 SESSION_COOKIE = "mp_session"
 
 

@@ -32,7 +32,8 @@ from memory_platform.curator.propose import propose
 from memory_platform.curator.verdict import Verdict, problems
 from memory_platform.llm import ScriptedProvider
 from memory_platform.store import Database
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import memory_embeddings as embedding_store
 
 NAMESPACE = "bench"
 MODEL = "bench-curator-384"
@@ -82,15 +83,15 @@ def load(db: Database, size: int, log: Log) -> dict:
     began = time.perf_counter()
     ids = []
     with db.connect() as conn:
-        vault_store.ensure_memory_model(conn, MODEL, DIMS)
+        embedding_store.ensure_memory_model(conn, MODEL, DIMS)
         with conn.transaction():
             for text in texts(size):
-                memory_id, _ = vault_store.add_memory(conn, namespace=NAMESPACE, text=text,
+                memory_id, _ = memory_store.add_memory(conn, namespace=NAMESPACE, text=text,
                                                       category="project", actor="bench")
                 ids.append(memory_id)
         vectors = rng.standard_normal((size, DIMS)).astype(np.float32)
         for offset in range(0, size, 2000):
-            vault_store.write_memory_embeddings(
+            embedding_store.write_memory_embeddings(
                 conn, MODEL, DIMS, list(zip(ids[offset:offset + 2000],
                                             vectors[offset:offset + 2000], strict=True)))
         conn.execute("ANALYZE memories")

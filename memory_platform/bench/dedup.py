@@ -32,8 +32,9 @@ import numpy as np
 
 from memory_platform.dream import dedup
 from memory_platform.store import dedup as dedup_store
-from memory_platform.store import search as search_store
-from memory_platform.store import vault
+from memory_platform.store import embeddings as embedding_store
+from memory_platform.store import memory_embeddings, memory_search
+from memory_platform.store import namespaces as namespace_store
 
 _REPO = Path(__file__).resolve().parents[2]
 PAIRS = _REPO / "benchmarks" / "data" / "dedup_pairs.jsonl"
@@ -203,10 +204,10 @@ def build_vault(db, size: int, embedder, pairs: Sequence[dict], log: Log,
     began = time.perf_counter()
     with db.connect() as conn:
         for ns in shares:
-            vault.ensure_namespace(conn, ns)
+            namespace_store.ensure_namespace(conn, ns)
         # register the model first (memory_embeddings.model references it); the memories'
         # HNSW index is built after the bulk load, as a first backfill would
-        search_store.ensure_model(conn, embedder.name, embedder.dims)
+        embedding_store.ensure_model(conn, embedder.name, embedder.dims)
         with conn.transaction():
             ids = dedup_store.insert_bench_memories(conn, NAMESPACE, real, actor="bench")
         rows = list(zip(ids, real_vecs, strict=True))
@@ -227,12 +228,12 @@ def build_vault(db, size: int, embedder, pairs: Sequence[dict], log: Log,
         load_s = time.perf_counter() - began
         began = time.perf_counter()
         for offset in range(0, len(rows), batch):
-            vault.write_memory_embeddings(conn, embedder.name, embedder.dims,
-                                          rows[offset:offset + batch])
+            memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                                      rows[offset:offset + batch])
         vectors_s = time.perf_counter() - began
         began = time.perf_counter()
         dedup_store.set_maintenance_work_mem(conn, "1GB")
-        vault.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         index_s = time.perf_counter() - began
         dedup_store.analyze_vault(conn)
         total = len(rows)
@@ -256,7 +257,7 @@ def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict
         build = build_vault(db, size, embedder, pairs, log)
         with db.connect() as conn:
             # the whole vault is in the candidates' scope: nearest_memories picks by count
-            method = "exact" if build["memories"] <= vault.EXACT_MAX_ROWS else "hnsw"
+            method = "exact" if build["memories"] <= memory_search.EXACT_MAX_ROWS else "hnsw"
 
             def stage(text: str, vector: np.ndarray, how: str | None = None) -> str:
                 found = dedup.neighbours(conn, vector, NAMESPACE, model=embedder.name,

@@ -10,7 +10,7 @@ page *and* the promoted row (promoted_from = the entry) is readable through the 
 server's background worker meanwhile, competing for the same CPU, as they would while a
 person clears a backlog; how long they take to catch up is reported too.
 
-(b) `vault_access.list_page` (the service behind REST and MCP `vault_list`) and the REST
+(b) `vault.service.list_page` (the service behind REST and MCP `vault_list`) and the REST
 route, paging 10k memories with the largest page (1,000) until next_after_id is null.
 """
 
@@ -31,7 +31,8 @@ from pathlib import Path
 import httpx
 
 from memory_platform.store import Database
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 
 NAMESPACE = "review"
 LISTING = "listing"
@@ -101,8 +102,8 @@ def stage(db: Database, n: int, log: Log) -> list[int]:
     ids = []
     with db.connect() as conn, conn.transaction():
         for i in range(n):
-            memory_id, _ = vault_store.add_memory(
-                conn, namespace=vault_store.shadow_of(NAMESPACE, "dream"),
+            memory_id, _ = memory_store.add_memory(
+                conn, namespace=namespace_store.shadow_of(NAMESPACE, "dream"),
                 text=f"Fact {i}: the user's project {i} keeps its notes in folder n{i * 7}.",
                 category="project", source="dream", actor="bench", review="pending",
                 score=7, why="a durable project fact", verdict="new")
@@ -178,8 +179,8 @@ def run_listing(db: Database, size: int, log: Log, repeats: int = 5) -> dict:
 
     with db.connect() as conn, conn.transaction():
         for i in range(size):
-            vault_store.add_memory(conn, namespace=LISTING, text=f"listed memory {i}",
-                                   category="reference", source="import", actor="bench")
+            memory_store.add_memory(conn, namespace=LISTING, text=f"listed memory {i}",
+                                    category="reference", source="import", actor="bench")
 
     def service() -> int:
         got, after = 0, 0

@@ -39,8 +39,9 @@ from memory_platform.adapters.base import Event
 from memory_platform.ingest.rows import event_row
 from memory_platform.query import embeddings as emb
 from memory_platform.query import search as service
-from memory_platform.store import Database, raw
-from memory_platform.store import search as store
+from memory_platform.store import Database, event_reads, event_search
+from memory_platform.store import embeddings as embedding_store
+from memory_platform.store import events as event_store
 
 # The shared data sits beside the checkout (../shared); never copied into the repo.
 _REPO = Path(__file__).resolve().parents[2]
@@ -114,7 +115,7 @@ def import_locomo(db: Database, data: list[dict]) -> dict[str, tuple[int, dict[i
         for sample in data:
             rows = [event_row("locomo", e) for e in locomo_events(sample)]
             with conn.transaction():
-                raw.write_events(conn, rows)
+                event_store.write_events(conn, rows)
             stored = conn.execute(
                 "SELECT id, native_id, conversation_id FROM events WHERE source = 'locomo' "
                 "AND native_id LIKE %s", (sample["sample_id"] + ":%",)).fetchall()
@@ -282,7 +283,7 @@ def build_scale_db(db: Database, n_events: int, dims: int, model: str, log: Log,
                     occurred_at=start + timedelta(seconds=i * 365 * 86400 // n_events),
                 )))
             with conn.transaction():
-                raw.write_events(conn, rows)
+                event_store.write_events(conn, rows)
         load_s = time.perf_counter() - began
         ids = [r[0] for r in conn.execute("SELECT id FROM events ORDER BY id")]
         began = time.perf_counter()
@@ -290,23 +291,23 @@ def build_scale_db(db: Database, n_events: int, dims: int, model: str, log: Log,
             chunk = ids[offset:offset + batch]
             vectors = nrng.standard_normal((len(chunk), dims)).astype(np.float32)
             vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
-            rows = [(store.ChunkRow(i, 0, 0, 1, f"r{i}"), v)
+            rows = [(embedding_store.ChunkRow(i, 0, 0, 1, f"r{i}"), v)
                     for i, v in zip(chunk, vectors, strict=True)]
             with conn.transaction():
-                store.write_embeddings(conn, model, dims, rows, [])
+                embedding_store.write_embeddings(conn, model, dims, rows, [])
         vectors_s = time.perf_counter() - began
         began = time.perf_counter()
         # pgvector 0.6 builds HNSW in parallel, and far faster while the whole graph fits in
         # maintenance_work_mem (1M x 384 dims needs ~2.5 GB; 1 GB made the build crawl).
         workers = max(0, (os.cpu_count() or 1) - 1)
         conn.execute(f"SET max_parallel_maintenance_workers = {workers}")
-        store.ensure_model(conn, model, dims, maintenance_work_mem="4GB")
+        embedding_store.ensure_model(conn, model, dims, maintenance_work_mem="4GB")
         index_s = time.perf_counter() - began
         conn.execute("VACUUM ANALYZE events")
         conn.execute("VACUUM ANALYZE event_embeddings")
         sizes = conn.execute(
             "SELECT pg_total_relation_size('events'), pg_total_relation_size('event_embeddings'),"
-            " pg_relation_size(%s)", (store.index_name(model),)).fetchone()
+            " pg_relation_size(%s)", (embedding_store.index_name(model),)).fetchone()
     log(f"  {n_events:,} events loaded in {load_s:.0f} s; vectors {vectors_s:.0f} s; "
         f"HNSW build {index_s:.0f} s")
     return {"events": n_events, "load_seconds": round(load_s, 1),
@@ -353,7 +354,7 @@ def run_latency_existing(url: str, log: Log, queries: int = 200) -> dict:
         events = conn.execute("SELECT count(*) FROM events").fetchone()[0]
         sizes = conn.execute(
             "SELECT pg_total_relation_size('events'), pg_total_relation_size('event_embeddings'),"
-            " pg_relation_size(%s)", (store.index_name(base.name),)).fetchone()
+            " pg_relation_size(%s)", (embedding_store.index_name(base.name),)).fetchone()
     log(f"  existing database: {events:,} events")
     build = {"events": events, "reused_database": True, "events_bytes": sizes[0],
              "embeddings_bytes": sizes[1], "hnsw_bytes": sizes[2]}
@@ -405,15 +406,15 @@ def measure_latency(db: Database, embedder, texts: Sequence[str], log: Log) -> d
 def _week_read(db: Database, start: datetime) -> dict:
     """Read one week of events as a summary would: count blocks of event_embeddings read."""
     with db.connect() as conn:
-        before_emb = store.table_io_blocks(conn, "event_embeddings")
-        before_ev = store.table_io_blocks(conn, "events")
+        before_emb = event_search.table_io_blocks(conn, "event_embeddings")
+        before_ev = event_search.table_io_blocks(conn, "events")
         rows = 0
         text_bytes = 0
-        for page in raw.events_in_window(conn, start, start + timedelta(days=7)):
+        for page in event_reads.events_in_window(conn, start, start + timedelta(days=7)):
             rows += len(page)
             text_bytes += sum(len(str(r).encode()) for r in page)
-        after_emb = store.table_io_blocks(conn, "event_embeddings")
-        after_ev = store.table_io_blocks(conn, "events")
+        after_emb = event_search.table_io_blocks(conn, "event_embeddings")
+        after_ev = event_search.table_io_blocks(conn, "events")
     return {"events": rows, "bytes_returned": text_bytes,
             "events_blocks": after_ev - before_ev,
             "event_embeddings_blocks": after_emb - before_emb}

@@ -6,7 +6,7 @@ from memory_platform.assets.cairn import raw_events
 from memory_platform.ingest import quality
 from memory_platform.partitions import daily_partitions
 from memory_platform.resources import CairnResource
-from memory_platform.store import raw as store
+from memory_platform.store import event_reads
 
 
 def _check(name: str, description: str):
@@ -21,8 +21,8 @@ def _check(name: str, description: str):
         window = context.partition_time_window
         rows: list[tuple] = []
         with cairn.database().connect() as conn:
-            for page in store.events_in_window(conn, window.start, window.end,
-                                               quality.QUALITY_COLUMNS):
+            for page in event_reads.events_in_window(conn, window.start, window.end,
+                                                     quality.QUALITY_COLUMNS):
                 rows.extend(page)
         outcome = quality.validate_events(
             quality.events_frame(rows), window.start, window.end, names=[name]

@@ -63,7 +63,8 @@ def import_command(
             print(to_json(result.to_dict()))
         else:
             for error in result.errors:
-                warn(str(error))
+                err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
+                          soft_wrap=True)
             out.print(
                 f"{result.files} file(s): {result.events_new:,} new events, "
                 f"{result.events_existing:,} already present"
@@ -145,6 +146,9 @@ def _print_status(data: dict) -> None:
         f"({data['database']})",
         highlight=False,
     )
+    for bad in data["files_with_errors"]:
+        warn(f"{bad['path']}: {bad['errors']} record(s) could not be imported "
+             f"(`memory-platform import {bad['kind']} {bad['path']}` lists them)")
     for warning in data["warnings"]:
         warn(warning)
 

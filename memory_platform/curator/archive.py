@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from memory_platform.store import Database
 from memory_platform.store import curator as store
 from memory_platform.store import curator_archive as archive_store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
 from memory_platform.vault.service import Conflict, NotFound
 from memory_platform.vault.tokens import Scope
 
@@ -55,7 +55,7 @@ def restore(db: Database, memory_id: int, *, actor: str, scope: Scope | None = N
 
 
 def _why_not(conn, memory_id: int, scope: Scope) -> None:
-    memory = vault_store.get_memory(conn, memory_id)
+    memory = memory_store.get_memory(conn, memory_id)
     if memory is None or not scope.permits(memory["namespace"]):
         raise NotFound(f"no memory with id {memory_id}")
     purged = archive_store.purge_record(conn, memory_id)

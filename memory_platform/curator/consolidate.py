@@ -13,7 +13,8 @@ import psycopg
 
 from memory_platform.curator.verdict import Verdict
 from memory_platform.store import curator_archive as store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 
 KINDS = ("merge", "contradiction")
 
@@ -23,7 +24,7 @@ def stage(conn: psycopg.Connection, *, namespace: str, week: date, curator_run_i
     """Stage the verdict's merges and contradictions (in the caller's transaction); return
     the ids of the entries staged now (an entry staged by an earlier run of the week is not
     staged again)."""
-    shadow = vault_store.shadow_of(namespace, "dream")
+    shadow = namespace_store.shadow_of(namespace, "dream")
     staged: list[int] = []
     for kind, proposals in (("merge", verdict.merges),
                             ("contradiction", verdict.contradictions)):
@@ -37,8 +38,8 @@ def stage(conn: psycopg.Connection, *, namespace: str, week: date, curator_run_i
                     else "contradict each other")
             why = (f"curator {kind}: memories {named} {verb}; approving this supersedes "
                    f"them. {proposal.why}")
-            first = vault_store.get_memory(conn, sources[0])
-            memory_id, _ = vault_store.add_memory(
+            first = memory_store.get_memory(conn, sources[0])
+            memory_id, _ = memory_store.add_memory(
                 conn, namespace=shadow, text=proposal.text,
                 category=first["category"] if first else "user",
                 source="dream", actor=f"curator:{dagster_run_id}", review="pending",

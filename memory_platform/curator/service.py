@@ -11,7 +11,7 @@ from memory_platform.curator.verdict import Verdict
 from memory_platform.store import Database
 from memory_platform.store import curator as store
 from memory_platform.store import curator_archive as archive_store
-from memory_platform.store import vault_access as access_store
+from memory_platform.store import memories as memory_store
 from memory_platform.vault.service import Forbidden, NotFound, check
 from memory_platform.vault.tokens import Scope
 
@@ -92,7 +92,7 @@ def proposed_cuts(db: Database, scope: Scope, curator_run_id: int) -> dict:
         wanted = {ids[h - 1] for c in verdict.cuts for h in [c.handle, c.of] if h}
         wanted |= {ids[h - 1] for p in verdict.merges + verdict.contradictions
                    for h in p.handles}
-        memories = access_store.memories_by_id(conn, sorted(wanted))
+        memories = memory_store.memories_by_id(conn, sorted(wanted))
         archived = archive_store.archived_texts(conn, sorted(wanted))
 
     def text_of(handle: int | None) -> dict | None:

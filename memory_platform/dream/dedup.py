@@ -23,27 +23,29 @@ contradiction names the memory it contradicts, for the reviewer).
 
 import logging
 import math
-import re
 import statistics
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from datetime import date
-from functools import cache
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import BaseModel, Field, model_validator
 
+from memory_platform.dream.judge import (
+    JUDGE_PROMPT_VERSION,
+    JUDGE_SYSTEM,
+    JudgeAnswer,
+    judge_prompt,
+    judge_schema,
+)
+from memory_platform.dream.significant import differing_tokens, significant_tokens
 from memory_platform.llm import LLM, LLMCallError
-from memory_platform.privacy.masking import mask_secrets
-from memory_platform.store import Database, vault
+from memory_platform.store import Database, memory_embeddings, memory_search
 from memory_platform.store import dedup as store
+from memory_platform.store import namespaces as namespace_store
 
 log = logging.getLogger(__name__)
-
-JUDGE_PROMPT_VERSION = "dedup-judge-2025-11-29"
-
 
 @dataclass(frozen=True)
 class Thresholds:
@@ -91,115 +93,6 @@ THRESHOLDS = Thresholds()
 class DedupError(RuntimeError):
     """The gate could not decide (no judge for a grey-band candidate, a failed judge call,
     thresholds calibrated for another model); the message says which candidate and why."""
-
-
-# --- significant tokens ------------------------------------------------------------------
-
-_MONTHS = {m: i for i, m in enumerate(
-    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
-_MONTH = r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|" \
-         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?"
-# "February 3, 2025", "Feb 3rd 2025", "3 February 2025", "June 30" (year optional)
-_DATE_MDY = re.compile(rf"\b{_MONTH}\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?\b", re.I)
-_DATE_DMY = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+(\d{{4}}))?\b", re.I)
-# Weekdays are values too: "reports go out on Mondays" / "... on Fridays" embed at 0.91.
-# Full names only: "sat", "sun", "wed" are words too.
-_WEEKDAY = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b",
-                      re.I)
-_ISO_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
-_URL = re.compile(r"\b[a-z][a-z0-9+.\-]*://(\S+)", re.I)
-_EMAIL = re.compile(r"\b[\w.+\-]+@[\w\-]+(?:\.[\w\-]+)+\b")
-# a path: starts with /, ~/, ./ or ../, or has a slash between two name characters
-_PATH = re.compile(r"(?:(?<![\w/])(?:~|\.{1,2})?/[\w.\-~/]*[\w~]|\b[\w.\-]+(?:/[\w.\-]*\w)+)")
-_FILE = re.compile(r"\b[\w\-]+\.(?:json|jsonl|ya?ml|toml|ini|cfg|conf|env|py|ipynb|sql|md|"
-                   r"txt|csv|parquet|html?|xml|sh|lock|log|db|sqlite|zip|gz|tar|js|ts|tsx|"
-                   r"jsx|rs|go|java|rb|css)\b", re.I)
-# SCREAMING_SNAKE identifiers: environment variables, constants
-_CONST = re.compile(r"\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+\b")
-_NUMBER = re.compile(r"^v?(\d{1,3}(?:,\d{3})+|\d+(?:[.:]\d+)*)([a-z%]*)$", re.I)
-_TIME = re.compile(r"^(\d{1,2}):(\d{2})$")
-_STRIP = "()[]{}<>\"'`,;:!?.#*"
-# Words that carry digits but no value: they name a thing, like any other word.
-_DIGIT_WORDS = frozenset({"k8s", "i18n", "l10n", "a11y", "o11y", "p2p", "b2b", "e2e", "2fa"})
-# "Node.js" and friends look like file names but name a runtime or a library.
-_NOT_FILES = frozenset({"node.js", "next.js", "vue.js", "nuxt.js", "express.js", "three.js",
-                        "react.js", "deno.js", "angular.js", "ember.js"})
-
-
-def _month_date(month: str, day: str, year: str | None) -> str:
-    mm = _MONTHS[month[:3].lower()]
-    if not 1 <= int(day) <= 31:
-        return f"{month} {day}"
-    return f"{year}-{mm:02d}-{int(day):02d}" if year else f"{mm:02d}-{int(day):02d}"
-
-
-def _normalise_number(token: str) -> str | None:
-    match = _NUMBER.match(token)
-    if not match:
-        return None
-    number, unit = match.groups()
-    time_match = _TIME.match(number)
-    if time_match:  # 9:30 and 09:30 are one time
-        return f"{int(time_match.group(1)):02d}:{time_match.group(2)}"
-    if "," in number:  # 3,000 and 3000
-        number = number.replace(",", "")
-    if unit.lower() == "k" and number.isdigit():  # 10k and 10,000
-        return str(int(number) * 1000)
-    # Other units (GB, ms, %, x) are dropped: "32GB" and "32 GB" state one number, and the
-    # words around it are for the embedding to compare.
-    return number
-
-
-def significant_tokens(text: str) -> set[str]:
-    """The tokens whose value makes a fact this fact: numbers, versions, ports, times,
-    dates, weekdays, paths, file names, URLs, e-mail addresses, hex ids and other
-    identifiers that carry a digit, and SCREAMING_SNAKE constants. Normalised so that one
-    value written two ways is one token ("v3.12"/"3.12", "3,000"/"3000", "10k"/"10000",
-    "9:30"/"09:30", "February 3, 2025"/"2025-02-03",
-    "http://localhost:3001"/"localhost:3001")."""
-    found: set[str] = set()
-    rest = text
-
-    def take(pattern: re.Pattern, value) -> None:
-        nonlocal rest
-
-        def keep(match: re.Match) -> str:
-            token = value(match)
-            if token:
-                found.add(token)
-            return " "
-
-        rest = pattern.sub(keep, rest)
-
-    take(_URL, lambda m: m.group(1).rstrip(_STRIP).rstrip("/").lower())
-    take(_EMAIL, lambda m: m.group(0).lower())
-    take(_ISO_DATE, lambda m: f"{m.group(1)}-{int(m.group(2)):02d}-{int(m.group(3)):02d}")
-    take(_DATE_MDY, lambda m: _month_date(m.group(1), m.group(2), m.group(3)))
-    take(_DATE_DMY, lambda m: _month_date(m.group(2), m.group(1), m.group(3)))
-    take(_WEEKDAY, lambda m: m.group(1).lower())
-    take(_PATH, lambda m: m.group(0).rstrip(_STRIP).rstrip("/").lower() or "/")
-
-    def file_name(m: re.Match) -> str | None:
-        name = m.group(0).lower()
-        return None if name in _NOT_FILES else name
-
-    take(_FILE, file_name)
-    take(_CONST, lambda m: m.group(0))
-    for raw in re.split(r"[\s=]+", rest):
-        token = raw.strip(_STRIP)
-        if not token or not any(ch.isdigit() for ch in token):
-            continue
-        lowered = token.lower()
-        if lowered in _DIGIT_WORDS:
-            continue
-        number = _normalise_number(lowered)
-        found.add(number if number is not None else lowered)
-    return found
-
-
-def differing_tokens(a: str, b: str) -> tuple[str, ...]:
-    """Significant tokens in one text and not the other, sorted."""
-    return tuple(sorted(significant_tokens(a) ^ significant_tokens(b)))
 
 
 # --- the vector stage --------------------------------------------------------------------
@@ -282,12 +175,15 @@ def neighbours(
     """The k nearest known facts for a candidate aimed at primary `namespace`: active
     memories there, pending and skipped entries of its shadows, and the batch's accepted
     candidates for the same namespace. Most similar first. `method` ('exact' or 'hnsw')
-    overrides vault.nearest_memories' choice by namespace size (the benchmark compares)."""
-    scope = [namespace, vault.shadow_of(namespace, "dream"), vault.shadow_of(namespace, "ideas")]
+    overrides memory_search.nearest_memories' choice by namespace size (the benchmark
+    compares)."""
+    scope = [namespace, namespace_store.shadow_of(namespace, "dream"),
+             namespace_store.shadow_of(namespace, "ideas")]
     found = [
         Neighbour(text=row["text"], similarity=float(row["similarity"]),
                   namespace=row["namespace"], memory_id=int(row["id"]), review=row["review"])
-        for row in vault.nearest_memories(conn, model, dims, vector, scope, k=k, method=method)
+        for row in memory_search.nearest_memories(conn, model, dims, vector, scope, k=k,
+                                                  method=method)
     ]
     same_ns = [a for a in batch if a.namespace == namespace]
     if same_ns:
@@ -296,81 +192,6 @@ def neighbours(
                             candidate_id=a.candidate_id) for a, s in zip(same_ns, sims)]
     found.sort(key=lambda n: -n.similarity)
     return found[:k]
-
-
-# --- the judge ---------------------------------------------------------------------------
-
-
-class JudgeAnswer(BaseModel):
-    """The judge's answer. `neighbour` is the [handle] of the memory the candidate matches
-    or contradicts; it may be left out when only one memory was shown."""
-
-    relation: Literal["same_fact", "contradiction", "new"]
-    neighbour: int | None = Field(default=None, description="handle of the memory it matches")
-    reason: str = Field(min_length=1, max_length=600, description="one sentence")
-
-    handles: ClassVar[int] = 1
-
-    @model_validator(mode="after")
-    def _names_its_neighbour(self) -> "JudgeAnswer":
-        if self.neighbour is not None and not 1 <= self.neighbour <= self.handles:
-            raise ValueError(f"neighbour must be one of the handles 1..{self.handles}")
-        if self.relation != "new" and self.neighbour is None:
-            if self.handles > 1:
-                raise ValueError("name the handle of the memory it matches in `neighbour`")
-            self.neighbour = 1
-        return self
-
-
-@cache
-def judge_schema(handles: int) -> type[JudgeAnswer]:
-    """JudgeAnswer for a prompt showing `handles` memories (the schema names the range)."""
-
-    class Answer(JudgeAnswer):
-        neighbour: int | None = Field(default=None, ge=1, le=handles,
-                                      description="handle [n] of the memory it matches")
-
-    Answer.handles = handles
-    Answer.__name__ = Answer.__qualname__ = "JudgeAnswer"
-    return Answer
-
-
-JUDGE_SYSTEM = (
-    "You keep a person's long-term memory free of duplicates. You compare one candidate "
-    "memory with memories already stored and say how it relates to them. Be strict about "
-    "values: numbers, versions, ports, paths, dates, ids and names are what make a fact that "
-    "fact."
-)
-
-JUDGE_PROMPT = """Candidate memory:
-{candidate}
-
-Stored memories it is closest to:
-{neighbours}
-
-Decide the candidate's relation to these memories:
-- "same_fact": it states a fact a stored memory already states, possibly in other words,
-  and adds nothing a future reader would need. Terse notes and full sentences can be the
-  same fact.
-- "contradiction": same subject, but a value that cannot also be true (a port, version,
-  path, date, owner or preference that changed). Name that memory.
-- "new": anything else, including a related but different fact.
-Two facts that differ only in a number, version, port, path, date or id are different
-facts: "new", or "contradiction" when the subject can hold only one value. They are the
-same fact only if the differing tokens are one value written two ways.
-Give `neighbour` (the [handle] of the memory it matches or contradicts) and a one-sentence
-`reason`."""
-
-
-def judge_prompt(text: str, shown: Sequence[tuple[Neighbour, tuple[str, ...]]]) -> str:
-    """The judge's prompt; credentials are masked in every text it quotes (rule 10)."""
-    lines = []
-    for i, (n, tokens) in enumerate(shown, 1):
-        lines.append(f"[{i}] {mask_secrets(n.text)[0]}")
-        if tokens:
-            lines.append("    tokens that differ from the candidate: "
-                         + ", ".join(mask_secrets(t)[0] for t in tokens))
-    return JUDGE_PROMPT.format(candidate=mask_secrets(text)[0], neighbours="\n".join(lines))
 
 
 # --- deciding ------------------------------------------------------------------------------
@@ -495,7 +316,7 @@ def run_dedup(
     judge_calls = 0
     skipped_existing = 0
     with db.connect() as conn:
-        vault.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         pending = store.pending_candidates(conn, day)
         earlier = store.accepted_candidates(conn, day)
         began = time.perf_counter()

@@ -15,7 +15,7 @@ from memory_platform.store import Database
 from memory_platform.store import curator as curator_store
 from memory_platform.store import curator_archive as curator_archive_store
 from memory_platform.store import dream as store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import namespaces as namespace_store
 
 MAX_LISTED = 20  # per section; the counts are always complete
 CURATOR_DAYS = 7
@@ -33,7 +33,7 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         staged = store.staged_in_days(conn, days)
         verdicts = store.rejected_in_days(conn, days)
         counts = store.candidate_counts_in(conn, days)
-        backlog = vault_store.backlog(conn)
+        backlog = namespace_store.backlog(conn)
         since = now - timedelta(days=CURATOR_DAYS)
         cuts = curator_archive_store.list_archives(conn, since=since)
         refused = [r for r in curator_store.list_runs(conn, since=since, refused_only=True)

@@ -9,9 +9,10 @@ dedup gate finds it. Staging is idempotent on the candidate id.
 from datetime import date
 
 from memory_platform.query.embeddings import Embedder
-from memory_platform.store import Database
+from memory_platform.store import Database, memory_embeddings
 from memory_platform.store import dream as store
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault.memories import vault_embedder
 
 
@@ -22,13 +23,13 @@ def stage_day(db: Database, day: date, *, run_id: str, embedder: Embedder | None
         if not rows:
             return {"staged": 0, "already_staged": 0, "memory_ids": [], "by_namespace": {}}
         embedder = embedder or vault_embedder()
-        vault_store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         vectors = embedder.embed([row["text"] for row in rows])
         staged, already, ids, by_namespace = 0, 0, [], {}
         for row, vector in zip(rows, vectors, strict=True):
-            namespace = vault_store.shadow_of(row["namespace"], "dream")
+            namespace = namespace_store.shadow_of(row["namespace"], "dream")
             with conn.transaction():
-                memory_id, created = vault_store.add_memory(
+                memory_id, created = memory_store.add_memory(
                     conn,
                     namespace=namespace,
                     text=row["text"],
@@ -45,7 +46,7 @@ def stage_day(db: Database, day: date, *, run_id: str, embedder: Embedder | None
                     valid_from=row["valid_from"],
                 )
                 if created:
-                    vault_store.write_memory_embeddings(
+                    memory_embeddings.write_memory_embeddings(
                         conn, embedder.name, embedder.dims, [(memory_id, vector)]
                     )
             if created:

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 from memory_platform.adapters import get_adapter
 from memory_platform.adapters.base import is_future, parse_iso
-from memory_platform.adapters.claude_code import scan_back
+from memory_platform.adapters.jsonl import scan_back
 from memory_platform.days import clamp_to_partitions, merge_day_ranges
 from memory_platform.settings import Settings
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from memory_platform.adapters import KINDS, UnknownFormat, detect_kind, get_adapter
 from memory_platform.adapters.base import Event, ParseIssue
 from memory_platform.ingest.report import ImportFailed, ImportReport, RecordError
-from memory_platform.store import Database
-from memory_platform.store import raw as store
+from memory_platform.store import Database, event_reads
+from memory_platform.store import catalog as catalog_store
 
 # Files that sit beside real exports and hold no conversation turns.
 COMPANION_FILES = {
@@ -80,6 +80,9 @@ class ScanResult:
     max_at: datetime | None
     events: int
     errors: int
+    # When the catalog last read this file in its current state (None: never scanned);
+    # a run started after it has seen the file as it is.
+    scanned_at: datetime | None = None
 
 
 def scan_files(
@@ -92,15 +95,16 @@ def scan_files(
         for kind, file in targets:
             path = str(file.resolve())
             stat = file.stat()
-            known = store.get_source_file(conn, kind, path)
+            known = catalog_store.get_source_file(conn, kind, path)
             if (known and known.size_bytes == stat.st_size and known.mtime_ns == stat.st_mtime_ns
                     and known.min_event_at is not None):
                 results.append(ScanResult(kind, path, known.id, False, known.min_event_at,
                                           known.max_event_at, known.event_count,
-                                          known.error_count))
+                                          known.error_count, known.last_scan_at))
                 continue
             sha, _, hashed = hash_file(file)
-            file_id = store.register_source_file(conn, kind, path, hashed, stat.st_mtime_ns, sha)
+            file_id = catalog_store.register_source_file(conn, kind, path, hashed,
+                                                         stat.st_mtime_ns, sha)
             min_at = max_at = None
             count = errors = 0
             for item in get_adapter(kind).parse(file):
@@ -114,7 +118,7 @@ def scan_files(
                     if report is not None:
                         report.errors.append(
                             RecordError(item.file, item.line, item.record_id, item.message))
-            store.record_scan(conn, file_id, min_at, max_at, count, errors)
+            catalog_store.record_scan(conn, file_id, min_at, max_at, count, errors)
             results.append(ScanResult(kind, path, file_id, True, min_at, max_at, count, errors))
     return results
 
@@ -142,7 +146,7 @@ def iter_stat(targets: list[tuple[str, Path]]) -> Iterator[tuple[str, str, int, 
 def event_day_span(db: Database) -> tuple[str, str] | None:
     """(first day, last day) of the events the catalogued files hold; None when none do."""
     with db.connect() as conn:
-        files = store.list_source_files(conn)
+        files = catalog_store.list_source_files(conn)
     starts = [f.min_event_at for f in files if f.min_event_at is not None]
     ends = [f.max_event_at for f in files if f.max_event_at is not None]
     if not starts:
@@ -153,7 +157,7 @@ def event_day_span(db: Database) -> tuple[str, str] | None:
 def database_summary(db: Database) -> dict:
     """events, conversations, source_files, database_bytes."""
     with db.connect() as conn:
-        return store.database_summary(conn)
+        return event_reads.database_summary(conn)
 
 
 def totals(db: Database) -> dict:
@@ -161,9 +165,9 @@ def totals(db: Database) -> dict:
     by_source {source: {events, conversations, first, last}}, by_month [{month, source,
     events}] (months in UTC)."""
     with db.connect() as conn:
-        summary = store.database_summary(conn)
-        sources = store.totals_by_source(conn)
-        months = store.totals_by_month(conn)
+        summary = event_reads.database_summary(conn)
+        sources = event_reads.totals_by_source(conn)
+        months = event_reads.totals_by_month(conn)
     return {
         "summary": summary,
         "by_source": {s: {"events": n, "conversations": c, "first": f, "last": last}
@@ -175,4 +179,10 @@ def totals(db: Database) -> dict:
 def last_import_under(db: Database, folder: Path) -> datetime | None:
     """When a file under `folder` was last imported (None: never)."""
     with db.connect() as conn:
-        return store.last_import_under(conn, str(folder))
+        return catalog_store.last_import_under(conn, str(folder))
+
+
+def files_with_errors(db: Database) -> list[dict]:
+    """Files whose last parse had errors: {kind, path, errors, last_import_at}."""
+    with db.connect() as conn:
+        return catalog_store.files_with_errors(conn)

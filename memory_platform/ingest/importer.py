@@ -24,10 +24,11 @@ from memory_platform.ingest.catalog import discover, hash_file, hash_prefix
 from memory_platform.ingest.report import ImportReport, Progress, RecordError
 from memory_platform.ingest.rows import BatchWriter, event_row, pg_text
 from memory_platform.store import Database
-from memory_platform.store import raw as store
+from memory_platform.store import catalog as catalog_store
 
 log = logging.getLogger(__name__)
 
+UNCHANGED_NOTE = " (the file is unchanged since this was reported)"
 CATALOG_CHUNK = 64  # files hashed and registered in the catalog with one statement
 
 
@@ -50,18 +51,18 @@ def import_path(
         # Catalog writes here (registrations, touched files) are re-derived by the next run
         # if a crash loses them; waiting for a WAL flush on each cost ~1 ms per file.
         conn.execute("SET synchronous_commit = off")
-        run_id = store.start_import_run(conn, origin, kind, str(path), window)
+        run_id = catalog_store.start_import_run(conn, origin, kind, str(path), window)
         status = "failed"
         writer = BatchWriter(db, report, progress)
         try:
-            catalog = store.get_source_files(
+            catalog = catalog_store.get_source_files(
                 conn, [(file_kind, str(file.resolve())) for file_kind, file in targets])
             # Hashing and registering a chunk of files at a time keeps catalog round trips
             # (slow while the writer thread holds the GIL) out of the per-file path.
             for start in range(0, len(targets), CATALOG_CHUNK):
                 plans = [_plan(conn, file_kind, file, window, report, catalog)
                          for file_kind, file in targets[start:start + CATALOG_CHUNK]]
-                ids = store.register_source_files(conn, [
+                ids = catalog_store.register_source_files(conn, [
                     (p.kind, p.path, p.hashed, p.stat.st_mtime_ns, p.sha)
                     for p in plans if p is not None])
                 for plan in plans:
@@ -76,10 +77,10 @@ def import_path(
                 writer.abort()
             # Record the outcome even when a database error aborts the run.
             try:
-                store.record_import_errors(
+                catalog_store.record_import_errors(
                     conn, run_id, [(e.file, e.line, e.record_id, e.message) for e in report.errors]
                 )
-                store.finish_import_run(
+                catalog_store.finish_import_run(
                     conn, run_id, status=status, files=report.files,
                     events_new=report.events_new, events_existing=report.events_existing,
                     events_revised=report.events_revised, error_count=len(report.errors),
@@ -108,7 +109,7 @@ class _Plan:
 
 def _plan(
     conn, kind: str, file: Path, window, report: ImportReport,
-    catalog: dict[tuple[str, str], store.SourceFile],
+    catalog: dict[tuple[str, str], catalog_store.SourceFile],
 ) -> _Plan | None:
     """Stat and hash a file; None if it needs no parsing (unchanged, or unreadable)."""
     path = str(file.resolve())
@@ -126,9 +127,7 @@ def _plan(
     full = window is None
     if (full and known and known.imported_sha256 and known.size_bytes == stat.st_size
             and known.mtime_ns == stat.st_mtime_ns):
-        report.files_unchanged += 1
-        with report.lock:
-            report.count(kind, 0, known.event_count)
+        _skip_unchanged(conn, known, path, report)
         return None
     resume_from = known.parsed_bytes if (full and known and known.parsed_bytes) else 0
     try:
@@ -137,10 +136,8 @@ def _plan(
         report.errors.append(RecordError(path, None, None, f"cannot read file: {exc}"))
         return None
     if full and known and known.imported_sha256 == sha:
-        store.touch_source_file(conn, known.id, stat.st_size, stat.st_mtime_ns)
-        report.files_unchanged += 1
-        with report.lock:
-            report.count(kind, 0, known.event_count)
+        catalog_store.touch_source_file(conn, known.id, stat.st_size, stat.st_mtime_ns)
+        _skip_unchanged(conn, known, path, report)
         return None
     resume = bool(
         full and known and resume_from and hashed >= resume_from
@@ -153,6 +150,26 @@ def _plan(
         start_offset=known.parsed_bytes if resume and known else 0,
         start_line=known.parsed_lines if resume and known else 0,
     )
+
+
+def _skip_unchanged(conn, known: catalog_store.SourceFile, path: str,
+                    report: ImportReport) -> None:
+    """An unchanged file is not parsed again; but a file whose last import had errors keeps
+    reporting them (exit code 1) until it changes: a failure is never remembered as done."""
+    report.files_unchanged += 1
+    with report.lock:
+        report.count(known.kind, 0, known.event_count)
+    if not known.error_count:
+        return
+    stored = catalog_store.last_errors_of(conn, path)
+    for file, line, record_id, message in stored:
+        if not message.endswith(UNCHANGED_NOTE):
+            message += UNCHANGED_NOTE
+        report.errors.append(RecordError(file, line, record_id, message))
+    if not stored:  # counted by a catalog scan, which keeps no messages
+        report.errors.append(RecordError(
+            path, None, None, f"{known.error_count} record(s) could not be read the last "
+            f"time this file was parsed{UNCHANGED_NOTE}"))
 
 
 def _parse_file(
@@ -208,7 +225,7 @@ def _parse_file(
     prefix = None
     if checkpoint is not None:
         prefix = sha if offset == hashed else hash_prefix(file, offset)
-    writer.finish_file(store.ImportState(
+    writer.finish_file(catalog_store.ImportState(
         file_id, sha256=sha, size=hashed, mtime_ns=plan.stat.st_mtime_ns,
         parsed_bytes=offset if checkpoint else 0,
         parsed_lines=checkpoint.line if checkpoint else 0, prefix_sha256=prefix,

@@ -6,11 +6,10 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from memory_platform.store import Database
-from memory_platform.store import raw as store
+from memory_platform.store import Database, event_reads
 
 # The lake keeps the verbatim record too (it is the durable copy of the substrate).
-LAKE_COLUMNS = (*store.WINDOW_COLUMNS, "raw")
+LAKE_COLUMNS = (*event_reads.EVENT_COLUMNS, "raw")
 
 _SCHEMA = pa.schema([
     ("id", pa.int64()), ("source", pa.string()), ("native_id", pa.string()),
@@ -39,7 +38,7 @@ def write_partition(db: Database, lake: Path, day: str, start: datetime, end: da
     tmp = target.with_suffix(".parquet.tmp")
     rows_written = 0
     with db.connect() as conn, pq.ParquetWriter(tmp, _SCHEMA, compression="zstd") as writer:
-        for page in store.events_in_window(conn, start, end, LAKE_COLUMNS):
+        for page in event_reads.events_in_window(conn, start, end, LAKE_COLUMNS):
             columns = list(zip(*page, strict=True))
             arrays = {}
             for name, values in zip(LAKE_COLUMNS, columns, strict=True):

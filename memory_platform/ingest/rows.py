@@ -12,7 +12,8 @@ import orjson
 from memory_platform.adapters.base import ROLES, Event
 from memory_platform.ingest.report import ImportReport, Progress
 from memory_platform.store import Database
-from memory_platform.store import raw as store
+from memory_platform.store import catalog as catalog_store
+from memory_platform.store import events as event_store
 
 BATCH_EVENTS = 5000  # rows per transaction: big enough for COPY to pay off, small enough to redo
 
@@ -103,7 +104,7 @@ class BatchWriter:
         self._batch = batch_events or BATCH_EVENTS
         self._rows: list[tuple] = []
         self._conversations: list[tuple] = []
-        self._finished: list[store.ImportState] = []
+        self._finished: list[catalog_store.ImportState] = []
         self._queue: queue.Queue = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="cairn-writer", daemon=True)
@@ -117,7 +118,7 @@ class BatchWriter:
     def add_conversation(self, row: tuple) -> None:
         self._conversations.append(row)
 
-    def finish_file(self, state: store.ImportState) -> None:
+    def finish_file(self, state: catalog_store.ImportState) -> None:
         """Record the file's import state in the transaction that commits its last rows."""
         self._finished.append(state)
 
@@ -161,9 +162,9 @@ class BatchWriter:
 
     def _write(self, conn, rows, conversations, finished) -> None:
         with conn.transaction():
-            store.upsert_conversations(conn, conversations)
-            result = store.write_events(conn, rows)
-            store.record_imports(conn, finished)
+            event_store.upsert_conversations(conn, conversations)
+            result = event_store.write_events(conn, rows)
+            catalog_store.record_imports(conn, finished)
         with self._report.lock:
             for source, staged in result.staged.items():
                 new = result.new.get(source, 0)

@@ -27,6 +27,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from memory_platform.query.models import SearchHit
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.vault.models import Category, Page, VaultHit, VaultSearchResult
@@ -45,18 +46,6 @@ VAULT_INSTRUCTIONS = (
     "vault_list to page through a namespace, and vault_add to suggest a new memory: it is "
     "staged for the user's review, not stored as fact."
 )
-
-
-class SearchHit(BaseModel):
-    event_id: int
-    source: str
-    conversation_id: int | None
-    occurred_at: str
-    role: str
-    kind: str | None = None
-    project: str | None = None
-    text: str
-    score: float
 
 
 class SearchResult(BaseModel):
@@ -168,8 +157,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         hits = service.search(database, query, k=k, filters=filters, mode=mode,
                               embedder=embedder)
         return SearchResult(query=query, mode=mode, hits=[
-            SearchHit(**{key: value for key, value in h.to_dict().items()
-                         if key in SearchHit.model_fields}) for h in hits])
+            SearchHit.of(h) for h in hits])
 
     @server.tool()
     @_clear_errors

@@ -28,7 +28,7 @@ import numpy as np
 
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
-from memory_platform.store import search as store
+from memory_platform.store import embeddings as embedding_store
 
 Span = tuple[int, int]
 Progress = Callable[[int, int], None]  # (events done, events to do)
@@ -332,7 +332,7 @@ PAGE_EVENTS = 2_000  # events read, embedded and committed per transaction
 
 @dataclass
 class _Pending:
-    row: store.ChunkRow
+    row: embedding_store.ChunkRow
     text: str
 
 
@@ -358,16 +358,16 @@ def embed_missing(
     context_turns = getattr(embedder, "context_turns", 0)
     counts = {"events": 0, "chunks": 0, "reused": 0, "embedded": 0, "blank": 0}
     with db.connect() as conn:
-        store.ensure_model(conn, embedder.name, embedder.dims)
-        counts["blank"] = store.count_blank_events(conn, start, end)
-        total = store.count_to_embed(conn, embedder.name, start=start, end=end) \
+        embedding_store.ensure_model(conn, embedder.name, embedder.dims)
+        counts["blank"] = embedding_store.count_blank_events(conn, start, end)
+        total = embedding_store.count_to_embed(conn, embedder.name, start=start, end=end) \
             if progress else 0
         after = 0
         while True:
-            page = store.events_to_embed(conn, embedder.name, start=start, end=end,
-                                         after_id=after, limit=page_events,
-                                         context_turns=context_turns,
-                                         context_chars=getattr(embedder, "context_chars", 0))
+            page = embedding_store.events_to_embed(
+                conn, embedder.name, start=start, end=end, after_id=after, limit=page_events,
+                context_turns=context_turns,
+                context_chars=getattr(embedder, "context_chars", 0))
             if not page:
                 break
             after = page[-1][0]
@@ -375,11 +375,11 @@ def embed_missing(
             for event_id, text, context in page:
                 for i, (s, e) in cap_chunks(embedder.chunk(text)):
                     model_input = f"{text[s:e]}\n\n{context}" if context else text[s:e]
-                    row = store.ChunkRow(event_id, i, s, e,
-                                         input_hash(embedder.name, model_input))
+                    row = embedding_store.ChunkRow(event_id, i, s, e,
+                                                   input_hash(embedder.name, model_input))
                     pending.append(_Pending(row, model_input))
-            known = store.known_hashes(conn, embedder.name,
-                                       sorted({p.row.content_hash for p in pending}))
+            known = embedding_store.known_hashes(conn, embedder.name,
+                                                 sorted({p.row.content_hash for p in pending}))
             fresh: dict[str, str] = {}  # hash -> input, each computed once per page
             for p in pending:
                 if p.row.content_hash not in known:
@@ -394,7 +394,8 @@ def embed_missing(
                 else:
                     reused.append(p.row)  # stored before, or computed earlier in this page
             with conn.transaction():
-                store.write_embeddings(conn, embedder.name, embedder.dims, computed, reused)
+                embedding_store.write_embeddings(conn, embedder.name, embedder.dims, computed,
+                                                 reused)
             counts["events"] += len(page)
             counts["chunks"] += len(pending)
             counts["embedded"] += len(fresh)

@@ -6,7 +6,7 @@ Rules kept here:
   the caller checks it is still pending: of two concurrent decisions on one entry, the second
   waits for the first to commit, then sees the new review state and refuses.
 - Every statement that changes a memory writes its `vault_audit` row (actor, action, before,
-  after) in the same statement, as store/vault.py does: the trail cannot miss a row.
+  after) in the same statement, as store/memories.py does: the trail cannot miss a row.
 - Nothing is deleted. A superseded fact keeps its row, with `valid_to` and `superseded_by`.
 - Vectors are copied inside PostgreSQL (shadow row to promoted row); the one vector read into
   Python is a shadow entry's own, to look up its nearest memories.
@@ -20,7 +20,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
-from memory_platform.store.vault import MEMORY_COLUMNS, content_hash
+from memory_platform.store.memories import MEMORY_COLUMNS, content_hash
 
 _COLS = sql.SQL(", ").join(sql.SQL("m.{}").format(sql.Identifier(c)) for c in MEMORY_COLUMNS)
 

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 from pathlib import PurePath
 
 from memory_platform.query.embeddings import Embedder
-from memory_platform.store import Database
-from memory_platform.store import vault as store
-from memory_platform.store import vault_access as access_store
+from memory_platform.store import Database, memory_search
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault_service
 from memory_platform.vault.routing import Routing
 from memory_platform.vault.service import check, embed_text, visible_primaries
@@ -66,7 +66,7 @@ def context(
         if namespaces:
             chosen = []
             for name in namespaces:
-                kind, primary = store.parse_namespace(name)
+                kind, primary = namespace_store.parse_namespace(name)
                 if kind != "primary":
                     raise ValueError(f"{name!r} is a shadow namespace: a context holds "
                                      f"reviewed memories of primary namespaces only")
@@ -87,15 +87,16 @@ def context(
     embedder, vector = embed_text(embedder, text)
     vault_service.embed_missing_memories(db, embedder)
     with db.connect() as conn:
-        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector, chosen,
-                                          k=CONTEXT_POOL, reviews=(), current_only=True)
-        keyword = store.keyword_matches(conn, query, chosen, limit=CONTEXT_POOL,
-                                        current_only=True) if query else []
+        semantic = memory_search.nearest_memories(conn, embedder.name, embedder.dims, vector,
+                                                  chosen, k=CONTEXT_POOL, reviews=(),
+                                                  current_only=True)
+        keyword = memory_search.keyword_matches(conn, query, chosen, limit=CONTEXT_POOL,
+                                                current_only=True) if query else []
         ranked_ids: list[int] = [h["id"] for h in keyword]
         floor = min_similarity if query else -math.inf
         ranked_ids += [h["id"] for h in semantic
                        if h["id"] not in ranked_ids and h["similarity"] >= floor]
-        rows = access_store.memories_by_id(conn, ranked_ids)
+        rows = memory_store.memories_by_id(conn, ranked_ids)
     candidates = [rows[i] for i in ranked_ids if i in rows]
     # The pools hold current primary facts only (current_only); this is defence in depth
     # for the scope and the row's state, with no second clock read.

@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memory_platform.store import Database
-from memory_platform.store import vault as vault_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault
 
 STATES = ("current", "superseded", "expired", "archived", "cut", "purged", "pending",
@@ -49,7 +49,7 @@ def _one_line(text: str) -> str:
 
 def to_markdown(namespace: str, rows: list[dict], counts: dict[str, int],
                 exported_at: datetime) -> str:
-    kind, _ = vault_store.parse_namespace(namespace)
+    kind, _ = namespace_store.parse_namespace(namespace)
     lines = [f"# Vault: {namespace}", "",
              f"Exported {exported_at.isoformat(timespec='seconds')}: {len(rows)} memories ("
              + ", ".join(f"{n} {state}" for state, n in counts.items() if n) + ")."]

@@ -14,8 +14,9 @@ import numpy as np
 
 from memory_platform.query.embeddings import PROVIDERS, Embedder, get_embedder
 from memory_platform.settings import load_settings
-from memory_platform.store import Database
-from memory_platform.store import vault as store
+from memory_platform.store import Database, memory_embeddings, memory_search
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 
 PAGE_SIZE = 500
 EMBED_PAGE = 256  # memories embedded and committed per transaction
@@ -48,15 +49,15 @@ class VaultModel:
     def embed(self, text: str):
         if self._embedder is None:
             self._embedder = vault_embedder()
-        return self._embedder.embed([store.normalize_text(text)])[0]
+        return self._embedder.embed([memory_store.normalize_text(text)])[0]
 
 
 def _require_namespace(conn, name: str) -> dict:
-    store.parse_namespace(name)
-    found = store.get_namespace(conn, name)
+    namespace_store.parse_namespace(name)
+    found = namespace_store.get_namespace(conn, name)
     if found is None:
         # A typo must not read as an empty vault.
-        known = [n["name"] for n in store.list_namespaces(conn)]
+        known = [n["name"] for n in namespace_store.list_namespaces(conn)]
         raise ValueError(f"no vault namespace {name!r}; known: "
                          f"{', '.join(known) if known else 'none yet'}")
     return found
@@ -77,23 +78,23 @@ def add(
     already there with created=False: a repeated command adds nothing twice."""
     if not text or not text.strip():
         raise ValueError("a memory needs some text")
-    store.parse_namespace(namespace)
+    namespace_store.parse_namespace(namespace)
     embedder = embedder or vault_embedder()
     # Embed before writing: a model that cannot load leaves nothing half-written.
-    vector = embedder.embed([store.normalize_text(text)])[0]
+    vector = embedder.embed([memory_store.normalize_text(text)])[0]
     with db.connect() as conn:
-        store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         with conn.transaction():
-            existing = store.find_by_hash(conn, namespace, text)
+            existing = memory_store.find_by_hash(conn, namespace, text)
             if existing is not None:
                 memory_id, created = existing, False
             else:
-                memory_id, created = store.add_memory(
+                memory_id, created = memory_store.add_memory(
                     conn, namespace=namespace, text=text, category=category, source=source,
                     actor=actor)
-                store.write_memory_embeddings(conn, embedder.name, embedder.dims,
-                                              [(memory_id, vector)])
-        row = store.get_memory(conn, memory_id)
+                memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                                          [(memory_id, vector)])
+        row = memory_store.get_memory(conn, memory_id)
     assert row is not None
     return {**row, "created": created}
 
@@ -106,8 +107,8 @@ def iter_memories(
     with db.connect() as conn:
         _require_namespace(conn, namespace)
         while True:
-            page = store.list_memories(conn, namespace, after_id=after, limit=page_size,
-                                       status=status)
+            page = memory_store.list_memories(conn, namespace, after_id=after, limit=page_size,
+                                              status=status)
             yield from page
             if len(page) < page_size:
                 return
@@ -128,11 +129,11 @@ def list_all(
             # printed total disagree with the rows listed.
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             _require_namespace(conn, namespace)
-            total = store.count_memories(conn, namespace, status=status)
+            total = memory_store.count_memories(conn, namespace, status=status)
             after = 0
             while True:
-                page = store.list_memories(conn, namespace, after_id=after, limit=page_size,
-                                           status=status)
+                page = memory_store.list_memories(conn, namespace, after_id=after, limit=page_size,
+                                                  status=status)
                 rows.extend(page)
                 if len(page) < page_size:
                     break
@@ -149,16 +150,16 @@ def embed_missing_memories(db: Database, embedder: Embedder | None = None) -> di
     embedder = embedder or vault_embedder()
     embedded = 0
     with db.connect() as conn:
-        store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         after = 0
         while True:
-            page = store.memories_to_embed(conn, embedder.name, after_id=after,
-                                           limit=EMBED_PAGE)
+            page = memory_embeddings.memories_to_embed(conn, embedder.name, after_id=after,
+                                                       limit=EMBED_PAGE)
             if not page:
                 break
             after = page[-1][0]
-            vectors = embedder.embed([store.normalize_text(text) for _, text in page])
-            embedded += store.write_memory_embeddings(
+            vectors = embedder.embed([memory_store.normalize_text(text) for _, text in page])
+            embedded += memory_embeddings.write_memory_embeddings(
                 conn, embedder.name, embedder.dims,
                 [(memory_id, v) for (memory_id, _), v in zip(page, vectors, strict=True)])
     return {"embedded": embedded, "model": embedder.name,
@@ -186,13 +187,13 @@ def search(
     if k <= 0:
         raise ValueError("k must be positive")
     embedder = embedder or vault_embedder()
-    vector = embedder.embed([store.normalize_text(query)])[0]
+    vector = embedder.embed([memory_store.normalize_text(query)])[0]
     with db.connect() as conn:
         if namespace is not None:
             _require_namespace(conn, namespace)
             namespaces = [namespace]
         else:
-            namespaces = [n["name"] for n in store.list_namespaces(conn)
+            namespaces = [n["name"] for n in namespace_store.list_namespaces(conn)
                           if n["kind"] == "primary"]
     return search_namespaces(db, embedder, vector, query, namespaces, k,
                              include_superseded=include_superseded)
@@ -202,20 +203,20 @@ def search_namespaces(db: Database, embedder: Embedder, vector: np.ndarray, quer
                       namespaces: Sequence[str], k: int, *,
                       include_superseded: bool = False) -> list[dict]:
     """The fused semantic + verbatim hits of `query` (already embedded as `vector`) among
-    `namespaces`: what `search` and the scoped surfaces (vault_access) both return."""
+    `namespaces`: what `search` and the scoped surfaces (vault.service) both return."""
     if not namespaces:
         return []
     # A memory written by a path that did not embed it must still be found by meaning.
     embed_missing_memories(db, embedder)
     current = not include_superseded
     with db.connect() as conn:
-        semantic = store.nearest_memories(conn, embedder.name, embedder.dims, vector,
-                                          namespaces, k=k, reviews=("pending",),
-                                          current_only=current)
-        keyword = store.keyword_matches(conn, query.strip(), namespaces, limit=k,
-                                        current_only=current)
-        sims = store.similarities(conn, embedder.name, embedder.dims, vector,
-                                  [h["id"] for h in keyword])
+        semantic = memory_search.nearest_memories(conn, embedder.name, embedder.dims, vector,
+                                                  namespaces, k=k, reviews=("pending",),
+                                                  current_only=current)
+        keyword = memory_search.keyword_matches(conn, query.strip(), namespaces, limit=k,
+                                                current_only=current)
+        sims = memory_search.similarities(conn, embedder.name, embedder.dims, vector,
+                                          [h["id"] for h in keyword])
     return _fuse(semantic, keyword, sims, k)
 
 

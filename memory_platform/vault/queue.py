@@ -5,9 +5,9 @@ the decisions are in `vault/review.py`."""
 
 from datetime import datetime, timezone
 
-from memory_platform.store import Database
+from memory_platform.store import Database, memory_search
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as store
-from memory_platform.store import vault as vault_store
 from memory_platform.vault.memories import VaultModel
 
 PAGE_SIZE = 100
@@ -37,15 +37,16 @@ def overview(db: Database, now: datetime | None = None) -> list[dict]:
 
 def _shadows_of(conn, namespace: str) -> tuple[str, list[str]]:
     """(primary, shadow namespaces to read) for a primary or a shadow namespace name."""
-    kind, primary = vault_store.parse_namespace(namespace)
-    if vault_store.get_namespace(conn, namespace) is None:
+    kind, primary = namespace_store.parse_namespace(namespace)
+    if namespace_store.get_namespace(conn, namespace) is None:
         # A typo must not read as an empty backlog.
-        known = [n["name"] for n in vault_store.list_namespaces(conn) if n["kind"] == "primary"]
+        known = [n["name"] for n in namespace_store.list_namespaces(conn) if n["kind"] == "primary"]
         raise ValueError(f"no vault namespace {namespace!r}; known: "
                          f"{', '.join(known) if known else 'none yet'}")
     if kind != "primary":
         return primary, [namespace]
-    return namespace, [vault_store.shadow_of(namespace, k) for k in vault_store.SHADOW_KINDS]
+    return namespace, [namespace_store.shadow_of(namespace, k)
+                       for k in namespace_store.SHADOW_KINDS]
 
 
 def pending_ids(db: Database) -> list[int]:
@@ -130,8 +131,8 @@ def _nearest(conn, memory_id: int, primary: str, model: VaultModel) -> dict | No
         return None  # not embedded yet (vault.embed_missing_memories fills it in)
     # reviews=(): primary rows only (active ones), no shadow entry. A superseded fact is
     # still 'active' (kept, with valid_to), so a few are read and the first current kept.
-    found = vault_store.nearest_memories(conn, model.name, model.dims, vector, [primary],
-                                         k=NEAREST_K, reviews=())
+    found = memory_search.nearest_memories(conn, model.name, model.dims, vector, [primary],
+                                           k=NEAREST_K, reviews=())
     current = store.current_ids(conn, [hit["id"] for hit in found])
     hit = next((h for h in found if h["id"] in current), None)
     if hit is None:

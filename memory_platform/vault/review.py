@@ -1,6 +1,6 @@
 """The review gate's service layer: what waits for review, and the decisions a person makes
-on it. Plain functions over a `Database`; the CLI, the Dagster promotion asset and (later)
-the dashboard call them.
+on it. Plain functions over a `Database`; the CLI, the Dagster promotion asset and the
+review dashboard call them.
 
 A dream stages candidates into `<namespace>__dream` (agents into `<namespace>__ideas`), as
 shadow entries with review='pending'. A decision ends that:
@@ -23,16 +23,18 @@ What waits (overview, pending entries, backlog) is read by `vault/queue.py`.
     skip(db, 43, actor="cli:alice", reason="not durable")
     supersede(db, 44, actor="cli:alice", old_memory_id=7)
     bulk_approve(db, [45, 46], actor="cli:alice") -> [{id, outcome, ...}]
+    approvals_between(db, since, until) -> [{memory_id, actor, at, promoted_id, ...}]
 """
 
 from collections.abc import Sequence
 from datetime import datetime
 
 from memory_platform.query.embeddings import Embedder
-from memory_platform.store import Database
+from memory_platform.store import Database, memory_embeddings
 from memory_platform.store import curator_archive as curator_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as store
-from memory_platform.store import vault as vault_store
 from memory_platform.vault.memories import VaultModel
 
 
@@ -50,7 +52,7 @@ class ReviewConflict(RuntimeError):
 
 
 def _peek_shadow(conn, memory_id: int) -> dict:
-    row = vault_store.get_memory(conn, memory_id)
+    row = memory_store.get_memory(conn, memory_id)
     if row is None:
         raise ValueError(f"no memory {memory_id}")
     if row["review"] is None:
@@ -83,8 +85,8 @@ def _lock_pending(conn, memory_id: int) -> dict:
 
 def _target_namespace(shadow: dict, namespace: str | None) -> str:
     if namespace is None:
-        return vault_store.parse_namespace(shadow["namespace"])[1]
-    kind, _ = vault_store.parse_namespace(namespace)
+        return namespace_store.parse_namespace(shadow["namespace"])[1]
+    kind, _ = namespace_store.parse_namespace(namespace)
     if kind != "primary":
         raise ValueError(f"{namespace!r} is a shadow namespace; approve into a primary one")
     return namespace
@@ -107,18 +109,18 @@ def _decide(
     shadow = _peek_shadow(conn, memory_id)
     target = _target_namespace(shadow, namespace)
     final_text = text.strip() if text is not None else shadow["text"]
-    edited = vault_store.normalize_text(final_text) != vault_store.normalize_text(shadow["text"])
+    edited = memory_store.normalize_text(final_text) != memory_store.normalize_text(shadow["text"])
     # Embed an edit before taking any lock: the model may take seconds to load, and the
     # row lock should be held for milliseconds.
     vector = model.embed(final_text) if edited else None
-    vault_store.ensure_memory_model(conn, model.name, model.dims)
-    vault_store.ensure_namespace(conn, target)
+    memory_embeddings.ensure_memory_model(conn, model.name, model.dims)
+    namespace_store.ensure_namespace(conn, target)
     with conn.transaction():
         shadow = _lock_pending(conn, memory_id)
         old = None
         if old_memory_id is not None:
             old = _lock_current_fact(conn, old_memory_id, target)
-        existing = vault_store.find_by_hash(conn, target, final_text)
+        existing = memory_store.find_by_hash(conn, target, final_text)
         if existing is not None and old is None:
             # The namespace already states it: approving adds nothing twice.
             sources = _supersede_sources(conn, memory_id, target, existing, actor)
@@ -136,8 +138,8 @@ def _decide(
                                                        promoted["id"]):
             if vector is None:  # the shadow entry was never embedded
                 vector = model.embed(final_text)
-            vault_store.write_memory_embeddings(conn, model.name, model.dims,
-                                                [(promoted["id"], vector)])
+            memory_embeddings.write_memory_embeddings(conn, model.name, model.dims,
+                                                      [(promoted["id"], vector)])
         note = None
         if old is not None:
             store.supersede(conn, old["id"], promoted["id"], actor=actor)
@@ -302,13 +304,22 @@ def audit_trail(db: Database, memory_ids: Sequence[int]) -> list[dict]:
         return store.audit_rows(conn, memory_ids)
 
 
+def approvals_between(db: Database, start: datetime, end: datetime) -> list[dict]:
+    """The shadow entries approved in [start, end), oldest decision first, each {memory_id,
+    actor, at, promoted_id (the memory the approval wrote, or the one already stating it),
+    old_memory_id (the fact it superseded, else None)}: what a face that decided in its
+    own request hands to Dagster afterwards (the dashboard's catch-up on a restart)."""
+    if start >= end:
+        raise ValueError(f"an empty window: {start.isoformat()} is not before {end.isoformat()}")
+    with db.connect() as conn:
+        return store.approvals_between(conn, start, end)
 
 
 def check_decision(*, action: str, text: str | None = None, namespace: str | None = None,
                    old_memory_id: int | None = None, promoted_id: int | None = None) -> None:
     """Refuse a decision that cannot succeed, before anything is launched for it."""
     if namespace is not None:
-        kind, _ = vault_store.parse_namespace(namespace)
+        kind, _ = namespace_store.parse_namespace(namespace)
         if kind != "primary":
             raise ValueError(f"{namespace!r} is a shadow namespace; approve into a primary one")
     if text is not None and not text.strip():
@@ -326,10 +337,10 @@ def recorded_decision(db: Database, memory_id: int, *, promoted_id: int,
     ValueError when the database does not show that decision: nothing is recorded that did
     not happen."""
     with db.connect() as conn:
-        shadow = vault_store.get_memory(conn, memory_id)
-        promoted = vault_store.get_memory(conn, promoted_id)
+        shadow = memory_store.get_memory(conn, memory_id)
+        promoted = memory_store.get_memory(conn, promoted_id)
         decided = store.last_decision(conn, memory_id)
-        old = (vault_store.get_memory(conn, old_memory_id)
+        old = (memory_store.get_memory(conn, old_memory_id)
                if old_memory_id is not None else None)
     if shadow is None or shadow["review"] != "approved" or decided is None:
         raise ValueError(f"memory {memory_id} is not approved "

@@ -14,9 +14,9 @@ or writes anything of `personal`.
 
 from memory_platform.privacy.masking import MASK, looks_like_secret
 from memory_platform.query.embeddings import Embedder
-from memory_platform.store import Database
-from memory_platform.store import vault as store
-from memory_platform.store import vault_access as access_store
+from memory_platform.store import Database, memory_embeddings
+from memory_platform.store import memories as memory_store
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault_service
 from memory_platform.vault.tokens import Scope
 
@@ -45,7 +45,7 @@ def _status_filter(status: str) -> str | None:
 
 def check(scope: Scope, namespace: str) -> None:
     """Refuse a namespace outside the scope (and an invalid name, saying why)."""
-    store.parse_namespace(namespace)
+    namespace_store.parse_namespace(namespace)
     if not scope.permits(namespace):
         raise Forbidden(f"namespace {namespace!r} is outside this caller's scope "
                         f"({scope.describe()})")
@@ -53,10 +53,11 @@ def check(scope: Scope, namespace: str) -> None:
 
 def _require(conn, scope: Scope, namespace: str) -> dict:
     check(scope, namespace)
-    found = store.get_namespace(conn, namespace)
+    found = namespace_store.get_namespace(conn, namespace)
     if found is None:
         # A typo must not read as an empty vault: name what the caller may use instead.
-        known = [n["name"] for n in store.list_namespaces(conn) if scope.permits(n["name"])]
+        known = [n["name"] for n in namespace_store.list_namespaces(conn)
+                 if scope.permits(n["name"])]
         raise NotFound(f"no vault namespace {namespace!r}; known: "
                        f"{', '.join(known) if known else 'none yet'}")
     return found
@@ -66,9 +67,9 @@ def _check_text(text: str, category: str | None) -> None:
     """The rules every write of a memory's text keeps."""
     if not text or not text.strip():
         raise ValueError("a memory needs some text")
-    if category is not None and category not in store.CATEGORIES:
+    if category is not None and category not in memory_store.CATEGORIES:
         raise ValueError(f"unknown category {category!r}; use one of "
-                         f"{', '.join(store.CATEGORIES)}")
+                         f"{', '.join(memory_store.CATEGORIES)}")
     if MASK in text or looks_like_secret(text):
         raise ValueError("refused: the text looks like it holds a credential; secrets are "
                          "never stored in the vault")
@@ -77,11 +78,11 @@ def _check_text(text: str, category: str | None) -> None:
 def namespaces(db: Database, scope: Scope) -> list[dict]:
     """The namespaces in scope with their kind and count of active memories."""
     with db.connect() as conn:
-        return [n for n in store.list_namespaces(conn) if scope.permits(n["name"])]
+        return [n for n in namespace_store.list_namespaces(conn) if scope.permits(n["name"])]
 
 
 def visible_primaries(conn, scope: Scope) -> list[str]:
-    return [n["name"] for n in store.list_namespaces(conn)
+    return [n["name"] for n in namespace_store.list_namespaces(conn)
             if n["kind"] == "primary" and scope.permits(n["name"])]
 
 
@@ -89,7 +90,7 @@ def primary_namespaces(db: Database, scope: Scope | None = None) -> list[dict]:
     """The primary namespaces in scope (default: all), each {name, kind, active, ...}."""
     scope = scope or Scope.everything()
     with db.connect() as conn:
-        return [n for n in store.list_namespaces(conn)
+        return [n for n in namespace_store.list_namespaces(conn)
                 if n["kind"] == "primary" and scope.permits(n["name"])]
 
 
@@ -114,7 +115,7 @@ def list_page(db: Database, scope: Scope, namespace: str, *, after_id: int = 0,
     wanted = _status_filter(status)
     with db.connect() as conn:
         _require(conn, scope, namespace)
-        items, total, next_after = access_store.page(conn, namespace, after_id=after_id,
+        items, total, next_after = memory_store.page(conn, namespace, after_id=after_id,
                                                      limit=limit, status=wanted)
     return {"namespace": namespace, "status": status, "items": items, "total": total,
             "next_after_id": next_after}
@@ -123,7 +124,7 @@ def list_page(db: Database, scope: Scope, namespace: str, *, after_id: int = 0,
 def get(db: Database, scope: Scope, memory_id: int) -> dict:
     """A memory by id. One outside the scope reads as missing: its id says nothing."""
     with db.connect() as conn:
-        row = store.get_memory(conn, memory_id)
+        row = memory_store.get_memory(conn, memory_id)
     if row is None or not scope.permits(row["namespace"]):
         raise NotFound(f"no memory with id {memory_id}")
     return row
@@ -131,14 +132,14 @@ def get(db: Database, scope: Scope, memory_id: int) -> dict:
 
 def embed_text(embedder: Embedder | None, text: str):
     embedder = embedder or vault_service.vault_embedder()
-    return embedder, embedder.embed([store.normalize_text(text)])[0]
+    return embedder, embedder.embed([memory_store.normalize_text(text)])[0]
 
 
 def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *, actor: str,
         embedder: Embedder | None = None) -> dict:
     """A human's write over REST: into the namespace named (a primary or its `__ideas`;
     `__dream` is the dream's own). The same text twice returns the first (created=False)."""
-    kind, _ = store.parse_namespace(namespace)
+    kind, _ = namespace_store.parse_namespace(namespace)
     check(scope, namespace)
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; write to the primary "
@@ -154,30 +155,30 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
     whether `namespace` names the primary or its ideas shadow; never a primary namespace.
     Text already in the primary or pending in ideas is not added twice (created=False and
     the existing id). Text that looks like a credential is refused."""
-    kind, primary = store.parse_namespace(namespace)
+    kind, primary = namespace_store.parse_namespace(namespace)
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
                          f"<namespace>__ideas")
     primary = namespace if kind == "primary" else primary
     check(scope, primary)
     _check_text(text, category)
-    target = store.shadow_of(primary, "ideas")
+    target = namespace_store.shadow_of(primary, "ideas")
     embedder, vector = embed_text(embedder, text)
     with db.connect() as conn:
-        store.ensure_memory_model(conn, embedder.name, embedder.dims)
+        memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         with conn.transaction():
-            existing = store.find_by_hash(conn, primary, text)
+            existing = memory_store.find_by_hash(conn, primary, text)
             if existing is None:
-                existing = store.find_by_hash(conn, target, text)
+                existing = memory_store.find_by_hash(conn, target, text)
             if existing is not None:
                 memory_id, created = existing, False
             else:
-                memory_id, created = store.add_memory(
+                memory_id, created = memory_store.add_memory(
                     conn, namespace=target, text=text, category=category, source="agent",
                     review="pending", why=why, actor=actor)
-                store.write_memory_embeddings(conn, embedder.name, embedder.dims,
-                                              [(memory_id, vector)])
-        row = store.get_memory(conn, memory_id)
+                memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                                          [(memory_id, vector)])
+        row = memory_store.get_memory(conn, memory_id)
     assert row is not None
     return {**row, "created": created}
 
@@ -191,18 +192,18 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
         raise ValueError("give a new text or category")
     if text is not None:
         _check_text(text, category)
-    elif category not in store.CATEGORIES:
+    elif category not in memory_store.CATEGORIES:
         raise ValueError(f"unknown category {category!r}; use one of "
-                         f"{', '.join(store.CATEGORIES)}")
+                         f"{', '.join(memory_store.CATEGORIES)}")
     vector = None
     if text is not None:
         # Embed before writing (outside the row lock): a model that fails changes nothing.
         embedder, vector = embed_text(embedder, text)
     with db.connect() as conn:
         if vector is not None:
-            store.ensure_memory_model(conn, embedder.name, embedder.dims)
+            memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
         with conn.transaction():
-            locked = access_store.lock_memory(conn, memory_id)
+            locked = memory_store.lock_memory(conn, memory_id)
             if locked is None or not scope.permits(locked[0]["namespace"]):
                 raise NotFound(f"no memory with id {memory_id}")
             current, before = locked
@@ -210,18 +211,18 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
                 raise Conflict(f"memory {memory_id} is {current['status']}; it cannot be "
                                f"edited")
             changes = {}
-            if text is not None and store.normalize_text(text) != store.normalize_text(
-                    current["text"]):
+            if text is not None and (memory_store.normalize_text(text)
+                                     != memory_store.normalize_text(current["text"])):
                 changes["text"] = text
             if category is not None and category != current["category"]:
                 changes["category"] = category
             if not changes:
                 return {**current, "changed": False}
-            row = access_store.update_memory(conn, memory_id, changes=changes, action="edit",
+            row = memory_store.update_memory(conn, memory_id, changes=changes, action="edit",
                                              actor=actor, before=before)
             if "text" in changes:
-                store.write_memory_embeddings(conn, embedder.name, embedder.dims,
-                                              [(memory_id, vector)])
+                memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
+                                                          [(memory_id, vector)])
     return {**row, "changed": True}
 
 
@@ -242,7 +243,7 @@ def _set_status(db: Database, scope: Scope, memory_id: int, status: str, *, acti
                 actor: str) -> dict:
     with db.connect() as conn:
         with conn.transaction():
-            locked = access_store.lock_memory(conn, memory_id)
+            locked = memory_store.lock_memory(conn, memory_id)
             if locked is None or not scope.permits(locked[0]["namespace"]):
                 raise NotFound(f"no memory with id {memory_id}")
             current, before = locked
@@ -256,11 +257,11 @@ def _set_status(db: Database, scope: Scope, memory_id: int, status: str, *, acti
             if current["status"] == status:
                 return {**current, "changed": False}
             if status == "active":
-                twin = store.find_by_hash(conn, current["namespace"], current["text"])
+                twin = memory_store.find_by_hash(conn, current["namespace"], current["text"])
                 if twin is not None:
                     raise Conflict(f"memory {twin} in {current['namespace']} already states "
                                    f"this; memory {memory_id} stays archived")
-            row = access_store.update_memory(conn, memory_id, changes={"status": status},
+            row = memory_store.update_memory(conn, memory_id, changes={"status": status},
                                              action=action, actor=actor, before=before)
     return {**row, "changed": True}
 

@@ -19,8 +19,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory_platform.store import Database
+from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import tokens as store
-from memory_platform.store import vault as vault_store
 
 PREFIX = "mp_"
 RESERVED_NAMES = ("admin", "local")
@@ -52,7 +52,7 @@ class Scope:
         if self.primaries is None:
             return True
         try:
-            kind, primary = vault_store.parse_namespace(namespace)
+            kind, primary = namespace_store.parse_namespace(namespace)
         except ValueError:
             return False
         return (namespace if kind == "primary" else primary) in self.primaries
@@ -72,7 +72,7 @@ def parse_namespaces(namespaces: Iterable[str] | str) -> list[str]:
         name = raw.strip()
         if not name:
             continue
-        kind, primary = vault_store.parse_namespace(name)
+        kind, primary = namespace_store.parse_namespace(name)
         if kind != "primary":
             raise ValueError(f"{name!r} is a shadow namespace; name its primary {primary!r} "
                              f"(its shadows come with it)")

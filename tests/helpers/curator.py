@@ -15,7 +15,8 @@ from pathlib import Path
 import numpy as np
 
 from memory_platform.curator.verdict import Verdict
-from memory_platform.store import vault as vault_store
+from memory_platform.store import memories as memory_store
+from memory_platform.store import memory_embeddings as embedding_store
 
 STALE = "The API listens on port 8080."
 TRUE_CONFIG = "The API server reads its settings from config/server.toml."
@@ -72,13 +73,13 @@ def seed(db, namespace: str, texts: list[str], *, vectors: bool = True) -> list[
     ids = []
     with db.connect() as conn:
         if vectors:
-            vault_store.ensure_memory_model(conn, TEST_MODEL, TEST_DIMS)
+            embedding_store.ensure_memory_model(conn, TEST_MODEL, TEST_DIMS)
         for i, text in enumerate(texts):
-            memory_id, _ = vault_store.add_memory(conn, namespace=namespace, text=text,
+            memory_id, _ = memory_store.add_memory(conn, namespace=namespace, text=text,
                                                   category="project", actor="test")
             ids.append(memory_id)
             if vectors:
-                vault_store.write_memory_embeddings(
+                embedding_store.write_memory_embeddings(
                     conn, TEST_MODEL, TEST_DIMS,
                     [(memory_id, np.array([1.0, float(i), 0.5], dtype=np.float32))])
     return ids

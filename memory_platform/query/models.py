@@ -1,0 +1,24 @@
+"""The search answer shape shared by cairn's two network faces (REST `GET /search`, MCP
+`cairn_search`), so a field added to one is not forgotten in the other."""
+
+from datetime import datetime
+
+from pydantic import BaseModel
+
+
+class SearchHit(BaseModel):
+    event_id: int
+    source: str
+    conversation_id: int | None
+    occurred_at: datetime
+    role: str
+    kind: str | None = None
+    project: str | None = None
+    text: str
+    score: float
+
+    @classmethod
+    def of(cls, hit) -> "SearchHit":
+        """From a query.search.Hit (its extra fields, such as pools and ranks, left out)."""
+        data = hit.to_dict()
+        return cls(**{key: value for key, value in data.items() if key in cls.model_fields})
