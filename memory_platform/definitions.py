@@ -18,6 +18,7 @@ from memory_platform.sensors.curator import (
     daily_curator_purge_schedule,
     weekly_curator_schedule,
 )
+from memory_platform.sensors.dream_after_ingest import dream_after_ingest_sensor
 from memory_platform.sensors.review import pending_memories_sensor
 from memory_platform.sensors.schedules import nightly_dream_schedule
 from memory_platform.sensors.session_end import session_end_sensor
@@ -28,8 +29,8 @@ defs = dg.Definitions(
             *VAULT_ASSETS, *CURATOR_ASSETS],
     asset_checks=[*raw_events_checks, *dream_checks, *review_checks, *curator_checks],
     jobs=JOBS,
-    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor,
-             curator_namespaces_sensor],
+    sensors=[source_folders_sensor, session_end_sensor, dream_after_ingest_sensor,
+             pending_memories_sensor, curator_namespaces_sensor],
     schedules=[nightly_dream_schedule, weekly_curator_schedule, daily_curator_purge_schedule],
     resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier(),
                "curator_agents": CuratorAgents()},

@@ -1,6 +1,7 @@
 """cairn from the command line: import, status, up, search, embed, summarize."""
 
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -169,21 +170,42 @@ def up(
     materializes it in Dagster before serving the UI."""
 
     def body():
+        # Started in the background (`up &`, nohup) the shell leaves SIGINT ignored: take the
+        # default back, so `kill -INT` stops an import as Ctrl-C does.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from memory_platform import launch
+        from memory_platform.llm.providers import llm_not_configured
 
         settings = load_settings()
-        summary = launch.bring_up(settings, demo=demo,
-                                  log=lambda m: err.print(m, highlight=False))
+
+        def log(message: str) -> None:
+            err.print(message, highlight=False, markup=False)
+
+        summary = launch.bring_up(settings, demo=demo, log=log)
         err.print(
             f"[green]ready:[/] {summary['events']:,} events across "
             f"{summary['partitions']} day partitions",
             highlight=False,
         )
+        for example in _examples(summary):
+            err.print(f"  try: {example}", highlight=False, markup=False)
+        problem = llm_not_configured()
+        if problem:
+            warn(f"dreams are off until an LLM is configured (the nightly schedule and the "
+                 f"session-end sensor start stopped): {problem}")
         if serve:
-            err.print(f"Dagster UI: http://{host}:{port}  (Ctrl-C to stop)", highlight=False)
-            raise typer.Exit(launch.serve_ui(settings, host=host, port=port))
+            raise typer.Exit(launch.serve_ui(settings, host=host, port=port, log=log))
 
     run(body)
+
+
+def _examples(summary: dict) -> list[str]:
+    """Two or three commands worth trying on what was just imported."""
+    if not summary.get("events"):
+        return ["memory-platform import claude-code ~/.claude/projects"]
+    return ['memory-platform search "what did we decide about the database"',
+            "memory-platform status",
+            "memory-platform serve   # REST API and the review dashboard"]
 
 
 def search(

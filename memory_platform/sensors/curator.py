@@ -23,6 +23,7 @@ from memory_platform.partitions import (
     curator_namespaces,
 )
 from memory_platform.resources import CairnResource
+from memory_platform.sensors.status import dreams_off_note, dreams_schedule_status
 from memory_platform.settings import load_settings
 
 WEEKLY_CRON = "0 4 * * 0"  # Sunday 04:00, after the nightly dream at 03:00
@@ -53,7 +54,10 @@ def curator_namespaces_sensor(
     job=curator_job,
     # Read when definitions load (an environment read, no I/O), as the nightly dream's.
     execution_timezone=load_settings().timezone,
-    default_status=dg.DefaultScheduleStatus.RUNNING,
+    # Like the dream's triggers: registered stopped, saying why, while no LLM is configured.
+    default_status=dreams_schedule_status(),
+    description="Sunday 04:00 (MEMORY_PLATFORM_TIMEZONE): one curator run per vault "
+    "namespace for the week." + dreams_off_note(),
 )
 def weekly_curator_schedule(
     context: dg.ScheduleEvaluationContext,
