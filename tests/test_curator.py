@@ -1,6 +1,7 @@
 """The curator's domain: listing and fingerprint, the prompt's rules, verdict validation,
-the breaker, execution under re-verification, archive / restore / purge, the tombstones ==
-archives invariant (in code and in PostgreSQL), and consolidation staged for review."""
+the breaker (in code and in PostgreSQL), execution under re-verification, re-running a
+week, dry runs, and consolidation staged for review (restore, purge and the invariant are
+in test_curator_archive.py)."""
 
 from datetime import date, datetime, timedelta, timezone
 
@@ -8,18 +9,21 @@ import psycopg
 import pytest
 
 from helpers.curator import (
-    ACME,
     DECISION,
     DUPLICATE,
+    NOW,
     PORT_LINE,
     STALE,
-    TEST_MODEL,
     TRUE_CONFIG,
+    WEEK,
+    NoEmbed,
+    acme_namespace,
     answering,
     good_plan,
-    make_repo,
+    run_week,
     seed,
     stale_cuts,
+    status_of,
 )
 from memory_platform.curator import archive, breaker, listing, prompt, service
 from memory_platform.curator.config import CuratorConfig, week_of
@@ -31,29 +35,10 @@ from memory_platform.vault import review
 from memory_platform.vault import service as vault_service
 from memory_platform.vault.tokens import Scope
 
-WEEK = date(2026, 11, 29)
-NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
-
 
 @pytest.fixture
 def acme(db, tmp_path):
-    repo = make_repo(tmp_path)
-    ids = seed(db, "acme", ACME)
-    config = CuratorConfig(repos={"acme": repo["path"]})
-    return {"repo": repo, "ids": ids, "config": config}
-
-
-def run_week(db, acme, plan, *, week=WEEK, now=NOW, dry_run=False, run_id="run-1"):
-    model = ScriptedProvider(answers=answering(plan))
-    proposal = propose(db, "acme", week, agent=lambda: model, dagster_run_id=run_id,
-                       config=acme["config"], repo=acme["repo"]["path"], dry_run=dry_run,
-                       now=now)
-    return proposal, model
-
-
-def status_of(db, memory_id):
-    with db.connect() as conn:
-        return memory_store.get_memory(conn, memory_id)
+    return acme_namespace(db, tmp_path)
 
 
 # --- the prompt and the listing ------------------------------------------------------------
@@ -180,7 +165,7 @@ def test_approving_a_merge_supersedes_its_sources(db, acme):
 def test_a_namespace_changed_between_listing_and_cutting_cuts_nothing(db, acme):
     run_week(db, acme, good_plan)
     vault_service.edit(db, Scope.everything(), acme["ids"][6], actor="cli:alice",
-                       text="Deploys go out on Thursdays.", embedder=_NoEmbed())
+                       text="Deploys go out on Thursdays.", embedder=NoEmbed())
     with pytest.raises(CuratorRefused) as refused:
         execute(db, "acme", WEEK, dagster_run_id="run-1", config=acme["config"], now=NOW)
     assert refused.value.refusal == "fingerprint"
@@ -333,132 +318,3 @@ def test_a_namespace_without_repo_is_judged_on_its_memories(db):
     refused = propose(db, "personal", WEEK, agent=lambda: bad, dagster_run_id="r2",
                       config=CuratorConfig(), repo=None, now=NOW)
     assert any("has no repository" in p for p in refused.problems)
-
-
-# --- restore, purge, invariant --------------------------------------------------------------
-
-
-def _cut_two(db, acme, now=NOW):
-    run_week(db, acme, good_plan, now=now)
-    return execute(db, "acme", WEEK, dagster_run_id="run-1", config=acme["config"], now=now)
-
-
-def test_restore_inside_the_window(db, acme):
-    _cut_two(db, acme)
-    stale_id = acme["ids"][0]
-    restored = archive.restore(db, stale_id, actor="cli:alice", now=NOW + timedelta(days=13))
-    assert restored["text"] == STALE and restored["status"] == "active"
-    row = status_of(db, stale_id)
-    assert row["status"] == "active" and row["text"] == STALE
-    with db.connect() as conn:
-        vector = conn.execute("SELECT count(*) FROM memory_embeddings WHERE memory_id = %s "
-                              "AND model = %s", (stale_id, TEST_MODEL)).fetchone()[0]
-        assert memory_store.audit_of(conn, stale_id)[-1]["action"] == "curator_restore"
-    assert vector == 1
-    assert archive.invariant(db)["ok"]
-    with pytest.raises(archive.RestoreRefused, match="not a curator cut"):
-        archive.restore(db, stale_id, actor="cli:alice", now=NOW)
-
-
-def test_restore_outside_the_window_is_refused(db, acme):
-    _cut_two(db, acme)
-    with pytest.raises(archive.RestoreRefused, match="restore window ended"):
-        archive.restore(db, acme["ids"][0], actor="cli:alice",
-                        now=NOW + timedelta(days=14, seconds=1))
-    assert status_of(db, acme["ids"][0])["status"] == "cut"
-
-
-def test_restore_respects_the_scope_and_a_twin(db, acme):
-    _cut_two(db, acme)
-    with pytest.raises(vault_service.NotFound):
-        archive.restore(db, acme["ids"][0], actor="api:work", scope=Scope.of(["work"]), now=NOW)
-    vault_service.add(db, Scope.everything(), "acme", STALE, "project", actor="test",
-                      embedder=_NoEmbed())
-    with pytest.raises(archive.RestoreRefused, match="already states this"):
-        archive.restore(db, acme["ids"][0], actor="cli:alice", now=NOW)
-
-
-def test_the_vaults_own_archive_and_restore_leave_a_tombstone_alone(db, acme):
-    _cut_two(db, acme)
-    for change in (vault_service.archive, vault_service.restore):
-        with pytest.raises(vault_service.Conflict, match="cut by the curator"):
-            change(db, Scope.everything(), acme["ids"][0], actor="cli:alice")
-
-
-def test_purge_with_an_injected_clock(db, acme):
-    _cut_two(db, acme)
-    assert archive.purge(db, purged_by="test", now=NOW + timedelta(days=13)) == []
-    records = archive.purge(db, purged_by="purge:test", now=NOW + timedelta(days=14))
-    assert sorted(r["memory_id"] for r in records) == sorted([acme["ids"][0], acme["ids"][2]])
-    record = next(r for r in records if r["memory_id"] == acme["ids"][0])
-    assert record["namespace"] == "acme" and record["reason"] == "contradicted"
-    assert record["content_hash"] == memory_store.content_hash(STALE)
-    assert record["purged_at"] == NOW + timedelta(days=14)
-    row = status_of(db, acme["ids"][0])
-    assert row["status"] == "purged" and STALE not in row["text"]
-    with db.connect() as conn:
-        assert conn.execute("SELECT count(*) FROM curator_archive").fetchone()[0] == 0
-        assert conn.execute("SELECT count(*) FROM curator_archive_vectors").fetchone()[0] == 0
-    with pytest.raises(archive.RestoreRefused, match="was purged on"):
-        archive.restore(db, acme["ids"][0], actor="cli:alice", now=NOW + timedelta(days=15))
-    assert archive.purge(db, purged_by="test", now=NOW + timedelta(days=30)) == []
-    found = archive.invariant(db)
-    assert found["ok"] and {n["namespace"]: n["purged"] for n in found["by_namespace"]} == {
-        "acme": 2}
-
-
-def test_the_invariant_fails_on_a_hand_broken_state(db, acme):
-    _cut_two(db, acme)
-    # PostgreSQL refuses the break at commit...
-    with db.connect() as conn:
-        with pytest.raises(psycopg.errors.CheckViolation, match="curator invariant"):
-            with conn.transaction():
-                conn.execute("DELETE FROM curator_archive WHERE memory_id = %s",
-                             (acme["ids"][0],))
-    assert archive.invariant(db)["ok"]
-    # ...so break it by hand with the trigger off, as a restore from a bad backup could
-    with db.connect() as conn:
-        conn.execute("ALTER TABLE curator_archive DISABLE TRIGGER curator_pairing_on_archive")
-        conn.execute("DELETE FROM curator_archive WHERE memory_id = %s", (acme["ids"][0],))
-        conn.execute("ALTER TABLE curator_archive ENABLE TRIGGER curator_pairing_on_archive")
-    found = archive.invariant(db)
-    assert not found["ok"]
-    assert {n["namespace"]: (n["tombstones"], n["archives"]) for n in found["by_namespace"]
-            } == {"acme": (2, 1)}
-    assert found["unpaired"][0]["memory_id"] == acme["ids"][0]
-    assert found["unpaired"][0]["problem"] == "tombstone without archive"
-
-
-def test_cuts_and_runs_for_faces_are_scoped(db, acme):
-    _cut_two(db, acme)
-    everything = service.cuts(db, Scope.everything(), now=NOW + timedelta(days=1))
-    assert {c["memory_id"] for c in everything} == {acme["ids"][0], acme["ids"][2]}
-    assert everything[0]["seconds_left"] == 13 * 86400
-    assert everything[0]["restore"].startswith("memory-platform curator restore ")
-    assert service.cuts(db, Scope.of(["work"])) == []
-    with pytest.raises(vault_service.Forbidden):
-        service.cuts(db, Scope.of(["work"]), namespace="acme")
-    assert service.runs(db, Scope.of(["work"])) == []
-    [run] = service.cuts_by_run(db, Scope.of(["acme"]), now=NOW)
-    assert len(run["cuts_restorable"]) == 2 and run["status"] == "executed"
-
-
-class _NoEmbed:
-    """An embedder for writes whose vectors these tests do not read."""
-
-    name, dims = TEST_MODEL, 3
-
-    def embed(self, texts):
-        import numpy as np
-
-        return [np.array([0.0, 1.0, 0.0], dtype=np.float32) for _ in texts]
-
-
-def test_export_shows_tombstones_as_cut(db, acme, tmp_path):
-    from memory_platform.vault.export import export_namespace
-
-    _cut_two(db, acme)
-    summary = export_namespace(db, "acme", tmp_path / "export")
-    assert summary["counts"]["cut"] == 2 and summary["counts"]["current"] == 8
-    assert "## Cut by the curator (restorable) (2)" in (tmp_path / "export" / "acme.md"
-                                                       ).read_text()

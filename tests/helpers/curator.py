@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import date, datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -192,3 +193,53 @@ def write_routing(home: Path, repos: dict[str, Path]) -> Path:
     lines = ["[repos]"] + [f'{name} = "{folder}"' for name, folder in repos.items()]
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+# --- the acme namespace of the domain tests ---------------------------------------------------
+
+WEEK = date(2026, 11, 29)
+NOW = datetime(2026, 12, 1, 12, 0, tzinfo=timezone.utc)
+
+
+def acme_namespace(db, tmp_path: Path) -> dict:
+    """The fixture repository and ACME seeded into `acme`, tied together."""
+    from memory_platform.curator.config import CuratorConfig
+
+    repo = make_repo(tmp_path)
+    ids = seed(db, "acme", ACME)
+    return {"repo": repo, "ids": ids, "config": CuratorConfig(repos={"acme": repo["path"]})}
+
+
+def run_week(db, acme: dict, plan, *, week=WEEK, now=NOW, dry_run=False, run_id="run-1"):
+    """propose() for acme with a scripted model following `plan`: (proposal, model)."""
+    from memory_platform.curator.propose import propose
+    from memory_platform.llm import ScriptedProvider
+
+    model = ScriptedProvider(answers=answering(plan))
+    proposal = propose(db, "acme", week, agent=lambda: model, dagster_run_id=run_id,
+                       config=acme["config"], repo=acme["repo"]["path"], dry_run=dry_run,
+                       now=now)
+    return proposal, model
+
+
+def cut_two(db, acme: dict, now=NOW):
+    """A week of acme proposed with good_plan and executed: the stale and the duplicate
+    memories cut."""
+    from memory_platform.curator.execute import execute
+
+    run_week(db, acme, good_plan, now=now)
+    return execute(db, "acme", WEEK, dagster_run_id="run-1", config=acme["config"], now=now)
+
+
+def status_of(db, memory_id: int) -> dict | None:
+    with db.connect() as conn:
+        return memory_store.get_memory(conn, memory_id)
+
+
+class NoEmbed:
+    """An embedder for writes whose vectors these tests do not read."""
+
+    name, dims = TEST_MODEL, TEST_DIMS
+
+    def embed(self, texts):
+        return [np.array([0.0, 1.0, 0.0], dtype=np.float32) for _ in texts]
