@@ -50,7 +50,7 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
         **totals["summary"],
         "by_source": totals["by_source"],
         "by_month": totals["by_month"],
-        "database": "external" if settings.database_url else f"embedded ({settings.pgdata})",
+        "database": "external" if settings.database_url else f"embedded in {settings.pgdata}",
         "vault": [{"namespace": n["name"], "memories": n["active"],
                    "pending_review": backlog.get(n["name"], {}).get("pending", 0),
                    "oldest_pending_days": round(backlog[n["name"]]["age_seconds"] / 86400, 1)

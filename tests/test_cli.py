@@ -129,3 +129,38 @@ def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
     assert human.returncode == 0
     assert "vault: memories, review backlog, curator cuts" in human.stdout
     assert f"not dreamed yet: {start:%Y-%m-%d}" in human.stdout
+
+
+def test_small_things_read_right(home):
+    """Help without type noise, one `error:` style everywhere, singular nouns, ISO 8601
+    timestamps in --json, and a sentence (not a dict) from `embed`."""
+    assert "<bool>" not in run("--help").stdout + run("vault", "list", "--help").stdout
+
+    bad = run("dream", "--date", "2026-13-01")
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == "error: --date '2026-13-01' is not a date like 2026-03-01"
+
+    assert run("token", "create", "--namespaces", "work").returncode == 0
+    assert "total: 1 token (1 live)" in run("token", "list").stdout
+
+    assert run("vault", "add", "work", "Deploys go out on Fridays.").returncode == 0
+    [memory] = json.loads(run("vault", "list", "work", "--json").stdout)["memories"]
+    assert "T" in memory["created_at"] and " " not in memory["created_at"]
+
+    embedded = run("embed")
+    assert embedded.returncode == 0, embedded.stderr
+    assert embedded.stdout.startswith("embedded 0 events with all-MiniLM-L6-v2+ctx2")
+    assert json.loads(run("embed", "--json").stdout)["events"] == 0
+
+
+def test_vault_add_keeps_the_vault_rules_on_the_cli(home):
+    """The CLI writes through the same service as REST and MCP: nothing but the dream writes
+    into <ns>__dream, and no credential enters the vault."""
+    dream = run("vault", "add", "work__dream", "Planted by hand.")
+    assert dream.returncode == 1 and "holds the dream's output" in dream.stderr
+    secret = run("vault", "add", "work", "The key is ghp_" + "a1B2c3D4" * 5)
+    assert secret.returncode == 1 and "credential" in secret.stderr
+    category = run("vault", "add", "work", "Fine text.", "--category", "misc")
+    assert category.returncode == 1 and "unknown category" in category.stderr
+    assert json.loads(run("vault", "list", "work", "--json").stdout)["total"] == 0 \
+        if run("vault", "list", "work", "--json").returncode == 0 else True

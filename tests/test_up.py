@@ -98,10 +98,10 @@ def test_up_in_the_background_stops_on_sigterm_with_its_tree_and_database(home, 
     """Under a service manager or `up &`: SIGINT is ignored from the start and only SIGTERM
     reaches `up`. It must stop the webserver, daemon and code server it started, and the
     embedded PostgreSQL must stop with the last process holding it."""
-    import psutil
-
     import shutil
     import tempfile
+
+    import psutil
 
     port = _free_port()
     # The embedded server runs as its own user when tests run as root: its data folder

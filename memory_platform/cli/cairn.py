@@ -1,6 +1,5 @@
 """cairn from the command line: import, status, up, search, embed, summarize."""
 
-import json
 import signal
 import sys
 from pathlib import Path
@@ -85,7 +84,9 @@ def import_command(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """What is stored: events by source and month, the vault, its backlog and the curator's
+    """Totals, the vault's backlog and curator cuts, undreamed days, warnings.
+
+    What is stored: events by source and month, the vault, its backlog and the curator's
     cuts (tombstones == archives per namespace), undreamed days.
 
     Also the database size and a warning for watched folders not imported for a week."""
@@ -143,8 +144,8 @@ def _print_status(data: dict) -> None:
                   f"schedule)", highlight=False)
     out.print(
         f"{data['events']:,} events in {data['conversations']:,} conversations from "
-        f"{data['source_files']:,} files; database {data['database_bytes'] / 1e6:,.1f} MB "
-        f"({data['database']})",
+        f"{data['source_files']:,} files; database {data['database_bytes'] / 1e6:,.1f} MB, "
+        f"{data['database']}",
         highlight=False,
     )
     for bad in data["files_with_errors"]:
@@ -164,7 +165,9 @@ def up(
     port: Annotated[int, typer.Option(help="Port for the Dagster UI.")] = 3000,
     host: Annotated[str, typer.Option(help="Address for the Dagster UI.")] = "127.0.0.1",
 ) -> None:
-    """Start the database, import the watched folders and serve the Dagster UI.
+    """Import the watched folders and serve the Dagster UI.
+
+    Start the database, import the watched folders and serve the Dagster UI.
 
     Imports everything in the watched folders (a demo history on a machine with none) and
     materializes it in Dagster before serving the UI."""
@@ -250,8 +253,11 @@ def search(
 def embed(
     since: Annotated[Optional[str], typer.Option(help="Only events from this date.")] = None,
     until: Annotated[Optional[str], typer.Option(help="Only events before this date.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Embed every event that has no vector yet for the configured model."""
+    """Embed every event that has no vector yet.
+
+    Embed every event that has no vector yet for the configured model."""
 
     def body():
         from memory_platform.query import embeddings
@@ -268,7 +274,14 @@ def embed(
             stats = embeddings.embed_missing(
                 database(), embedder, start=parse_day(since, "--since"),
                 end=parse_day(until, "--until"), progress=progress)
-        out.print(json.dumps(stats, default=str), highlight=False)
+        if as_json:
+            print(to_json(stats))
+            return
+        out.print(
+            f"embedded {stats['events']:,} events with {embedder.name}: "
+            f"{stats['chunks']:,} chunks ({stats['embedded']:,} computed, "
+            f"{stats['reused']:,} reused), {stats['blank']:,} blank skipped, "
+            f"in {stats['seconds']:,.1f} s", highlight=False)
 
     run(body)
 
@@ -280,7 +293,9 @@ def summarize(
     project: Annotated[Optional[str], typer.Option(help="Only this project.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """A cited summary of a time range, made now by the configured LLM."""
+    """A cited summary of a time range (needs an LLM).
+
+    A cited summary of a time range, made now by the configured LLM."""
 
     def body():
         from memory_platform.llm import CallRecorder, provider_from_env
