@@ -3,6 +3,7 @@ these objects; nothing else defines a job."""
 
 import dagster as dg
 
+from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
 from memory_platform.assets.cairn import raw_events, raw_events_lake
 from memory_platform.assets.curator import curator_cuts, curator_purge, curator_verdicts
 from memory_platform.assets.dream import DREAM_ASSETS
@@ -80,5 +81,14 @@ curator_purge_job = dg.define_asset_job(
     "each. Target of the daily purge schedule and `memory-platform curator purge`.",
 )
 
+weekly_report_job = dg.define_asset_job(
+    "weekly_report_job",
+    # The lake's snapshots and the marts are unpartitioned (rebuilt whole: seconds at a
+    # million events); the report is the run's week.
+    selection=dg.AssetSelection.assets(lake_snapshots, analytics_marts, weekly_report),
+    description="Refresh the lake's snapshot tables, `dbt build` the marts (their tests run "
+    "as asset checks) and write the week's report with its charts.",
+)
+
 JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, curator_job,
-        curator_dry_run_job, curator_purge_job]
+        curator_dry_run_job, curator_purge_job, weekly_report_job]

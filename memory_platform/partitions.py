@@ -28,3 +28,9 @@ curator_partitions = dg.MultiPartitionsDefinition(
 
 def curator_key(namespace: str, week: str) -> dg.MultiPartitionKey:
     return dg.MultiPartitionKey({"namespace": namespace, "week": week})
+
+
+# One partition per ISO week (Monday to Sunday, UTC; key: its Monday), for the weekly
+# report. end_offset=1 makes the week in progress a partition too (`report` on demand).
+weekly_partitions = dg.WeeklyPartitionsDefinition(start_date=history_start(), day_offset=1,
+                                                  end_offset=1)

@@ -13,7 +13,9 @@
     memory-platform curate [--namespace N] [--dry-run] [--json]
     memory-platform curator cuts|restore ID|runs|purges|purge   (the curator's books)
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
-    memory-platform bench ingest|search|dedup|review|curator
+    memory-platform report [--week 2026-W48] [--json]
+    memory-platform sql "select ..." [--json]
+    memory-platform bench ingest|search|dedup|review|analytics|curator
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -26,6 +28,7 @@ from typing import Annotated
 import typer
 
 from memory_platform.cli import (
+    analytics,
     bench,
     cairn,
     curator,
@@ -61,6 +64,8 @@ app.command("summarize")(cairn.summarize)
 app.command("dream")(dream.dream)
 app.command("curate")(curator.curate)
 app.command("review")(review.review_command)
+app.command("report")(analytics.report)
+app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
