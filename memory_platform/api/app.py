@@ -69,7 +69,10 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     guarded = [Depends(authorize)]
     app.include_router(vault_router(database, resolve_caller, embedder=vault_embedder))
     from memory_platform.api.dashboard import mount_dashboard
+    from memory_platform.api.orchard import mount_orchard
 
+    # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
+    mount_orchard(app, database, resolve_caller, llm=llm)
     mount_dashboard(app, database)  # /review: the review dashboard
 
     @app.get("/health")

@@ -14,7 +14,7 @@
 """
 
 from collections.abc import Iterable
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -294,7 +294,9 @@ def milestone(db: Database, scope: Scope, ref: int | str, what: str | None, *, a
         _blocked_needs_blockers({**project, **values})
         if agent:
             limit = settings.orchard_agent_updates_per_day
-            done = store.agent_updates_since(conn, project["id"], day_start(now, settings))
+            start = day_start(now, settings)
+            done = store.agent_updates_between(conn, project["id"], start,
+                                               start + timedelta(days=1))
             if done >= limit:
                 raise Refused(
                     f"refused: agents already recorded {done} milestone(s) on "
@@ -302,8 +304,9 @@ def milestone(db: Database, scope: Scope, ref: int | str, what: str | None, *, a
                     f"(MEMORY_PLATFORM_ORCHARD_AGENT_UPDATES_PER_DAY={limit}); orchard is "
                     f"kept at milestones, not status churn. Record the next one tomorrow, "
                     f"or ask the user to edit the project")
+        # The history row carries the milestone's time: the daily count reads the same clock.
         row = store.update_project(conn, project["id"], values, change="milestone",
-                                   actor=actor, by_agent=agent, milestone=what)
+                                   actor=actor, by_agent=agent, milestone=what, at=now)
     return {**row, "changed": True}
 
 

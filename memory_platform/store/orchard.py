@@ -117,9 +117,10 @@ def lock_project(conn: psycopg.Connection, project_id: int) -> dict | None:
 @_unique_name
 def update_project(conn: psycopg.Connection, project_id: int, changes: dict[str, Any], *,
                    change: str, actor: str, by_agent: bool = False,
-                   milestone: str | None = None) -> dict:
+                   milestone: str | None = None, at: datetime | None = None) -> dict:
     """Apply `changes` (column -> value) and write the history row (change, actor, before,
-    after, milestone) in the same statement. Call with the row locked (lock_project)."""
+    after, milestone; at `at`, default the transaction's time) in the same statement. Call
+    with the row locked (lock_project)."""
     unknown = set(changes) - WRITABLE
     if unknown or not changes:
         raise ValueError(f"cannot change {sorted(unknown) or 'nothing'}")
@@ -132,22 +133,25 @@ def update_project(conn: psycopg.Connection, project_id: int, changes: dict[str,
         """WITH old AS (SELECT to_jsonb(o) AS row FROM orchard_projects o WHERE o.id = %(_id)s),
                 upd AS (UPDATE orchard_projects p SET {sets} WHERE p.id = %(_id)s RETURNING p.*),
                 hist AS (INSERT INTO orchard_history
-                             (project_id, change, actor, by_agent, before, after, milestone)
+                             (project_id, change, actor, by_agent, before, after, milestone,
+                              at)
                          SELECT upd.id, %(_change)s, %(_actor)s, %(_agent)s, old.row,
-                                to_jsonb(upd), %(_milestone)s FROM upd, old)
+                                to_jsonb(upd), %(_milestone)s,
+                                COALESCE(%(_at)s::timestamptz, now()) FROM upd, old)
            SELECT {cols} FROM upd p""").format(sets=sets, cols=_SELECT),
         {**changes, "_id": project_id, "_change": change, "_actor": actor,
-         "_agent": by_agent, "_milestone": milestone}).fetchone()
+         "_agent": by_agent, "_milestone": milestone, "_at": at}).fetchone()
     if row is None:
         raise LookupError(f"no project with id {project_id}")
     return _project(row)
 
 
-def agent_updates_since(conn: psycopg.Connection, project_id: int, since: datetime) -> int:
-    """How many changes agents made to the project since `since`."""
+def agent_updates_between(conn: psycopg.Connection, project_id: int, start: datetime,
+                          end: datetime) -> int:
+    """How many changes agents made to the project in [start, end)."""
     return int(conn.execute(
-        "SELECT count(*) FROM orchard_history WHERE project_id = %s AND by_agent AND at >= %s",
-        (project_id, since)).fetchone()[0])
+        "SELECT count(*) FROM orchard_history WHERE project_id = %s AND by_agent "
+        "AND at >= %s AND at < %s", (project_id, start, end)).fetchone()[0])
 
 
 HISTORY_COLUMNS = ("id", "project_id", "change", "actor", "by_agent", "at", "before", "after",
@@ -155,10 +159,10 @@ HISTORY_COLUMNS = ("id", "project_id", "change", "actor", "by_agent", "at", "bef
 
 
 def history(conn: psycopg.Connection, project_id: int) -> list[dict]:
-    """Every change of a project, oldest first."""
+    """Every change of a project, in the order they were written."""
     rows = conn.execute(
         f"SELECT {', '.join(HISTORY_COLUMNS)} FROM orchard_history WHERE project_id = %s "
-        "ORDER BY at, id", (project_id,)).fetchall()
+        "ORDER BY id", (project_id,)).fetchall()
     return [dict(zip(HISTORY_COLUMNS, r, strict=True)) for r in rows]
 
 

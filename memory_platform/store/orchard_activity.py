@@ -89,8 +89,8 @@ def recent_turns(conn: psycopg.Connection, cairn_projects: Sequence[str],
 def turns_mentioning(conn: psycopg.Connection, cairn_projects: Sequence[str],
                      cairn_titles: Sequence[str], words: Sequence[str], *, limit: int,
                      until: datetime | None = None) -> list[dict]:
-    """The project's latest turns holding any of `words` (full-text, english stemming, so
-    'migrations' finds 'migration'), newest first."""
+    """The project's turns holding the most of `words` (full-text, english stemming, so
+    'migrations' finds 'migration'), the newest first among equals."""
     words = [w for w in words if w.strip()]
     if not words or (not cairn_projects and not cairn_titles):
         return []
@@ -98,7 +98,8 @@ def turns_mentioning(conn: psycopg.Connection, cairn_projects: Sequence[str],
     query = " or ".join(words)
     rows = conn.execute(
         _PROJECT_TURNS + " AND e.text_search @@ websearch_to_tsquery('english', %(q)s)"
-        " ORDER BY e.occurred_at DESC, e.id DESC LIMIT %(limit)s",
+        " ORDER BY ts_rank(e.text_search, websearch_to_tsquery('english', %(q)s)) DESC,"
+        " e.occurred_at DESC, e.id DESC LIMIT %(limit)s",
         {**_match_params(cairn_projects, cairn_titles), "limit": limit, "until": until,
          "q": query, "chars": TURN_TEXT_CHARS}).fetchall()
     return [dict(zip(TURN_COLUMNS, r, strict=True)) for r in rows]
