@@ -19,7 +19,7 @@ the answer is also phrased (prompts.py); the ranking is still this one.
 """
 
 import logging
-from datetime import date
+from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 from memory_platform.orchard import projects as project_service
@@ -38,6 +38,8 @@ COLD_DAYS, COLD_CAP = 30, 15
 NEXT_ACTION_POINTS = 5
 DEADLINE_POINTS = ((0, 40), (7, 30), (14, 20), (30, 10))  # (due within days, points)
 EVIDENCE_CHARS = 280
+# Evidence is first looked for this many days before the project's last active day.
+EVIDENCE_LOOKBACK_DAYS = 30
 
 
 def _reason(factor: str, points: int, reason: str, event_ids: list[int] | None = None) -> dict:
@@ -109,10 +111,18 @@ def score(project: dict, today: date, *, last_turn: dict | None = None,
 
 
 def _evidence(db: Database, project: dict, limit: int) -> tuple[list[dict], dict[str, dict]]:
-    """(latest turns, {blocker: latest turn mentioning it})."""
+    """(latest turns, {blocker: the turn that best matches it})."""
     links = (project["cairn_projects"], project["cairn_titles"])
+    last = project["activity"]["last_active"]
     with db.connect() as conn:
-        turns = [_turn(r) for r in orchard_activity.recent_turns(conn, *links, limit=limit)]
+        found = []
+        if last is not None:  # the usual case: the last turns are near the last active day
+            since = datetime.combine(last - timedelta(days=EVIDENCE_LOOKBACK_DAYS), time.min,
+                                     tzinfo=timezone.utc)
+            found = orchard_activity.recent_turns(conn, *links, limit=limit, since=since)
+        if len(found) < limit:
+            found = orchard_activity.recent_turns(conn, *links, limit=limit)
+        turns = [_turn(r) for r in found]
         mentions = {}
         for blocker in project["blockers"]:
             found = orchard_activity.turns_mentioning(conn, *links, blocker.split(), limit=1)

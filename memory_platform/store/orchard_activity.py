@@ -47,6 +47,8 @@ def activity_rows(conn: psycopg.Connection, *, until: datetime | None = None,
     projects only."""
     where = "(e.project IS NOT NULL OR c.title IS NOT NULL)"
     params: dict = {"until": until}
+    if links is not None and not any(links):
+        return []  # projects linked to nothing: no scan for an empty answer
     if links is not None:
         where = _LINKED
         params.update(_match_params(*links))
@@ -74,15 +76,18 @@ _PROJECT_TURNS = f"""
 
 
 def recent_turns(conn: psycopg.Connection, cairn_projects: Sequence[str],
-                 cairn_titles: Sequence[str], *, limit: int,
+                 cairn_titles: Sequence[str], *, limit: int, since: datetime | None = None,
                  until: datetime | None = None) -> list[dict]:
-    """The project's last `limit` turns before `until`, newest first."""
+    """The project's last `limit` turns in [since, until), newest first. A `since` near the
+    project's last activity keeps the read to a range of the occurred_at index instead of
+    walking back through everything newer than a dormant project's last turn."""
     if not cairn_projects and not cairn_titles:
         return []
     rows = conn.execute(
-        _PROJECT_TURNS + " ORDER BY e.occurred_at DESC, e.id DESC LIMIT %(limit)s",
+        _PROJECT_TURNS + " AND (%(since)s::timestamptz IS NULL OR e.occurred_at >= %(since)s)"
+        " ORDER BY e.occurred_at DESC, e.id DESC LIMIT %(limit)s",
         {**_match_params(cairn_projects, cairn_titles), "limit": limit, "until": until,
-         "chars": TURN_TEXT_CHARS}).fetchall()
+         "since": since, "chars": TURN_TEXT_CHARS}).fetchall()
     return [dict(zip(TURN_COLUMNS, r, strict=True)) for r in rows]
 
 

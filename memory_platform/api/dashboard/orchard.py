@@ -43,6 +43,8 @@ def orchard_page_router(database: Database, resolve: Callable[[Request], Caller]
                      if caller.scope.unrestricted else None)
         return pages.page("orchard.html", ranking=ranking, projects=listed,
                           proposals=proposals, statuses=projects.STATUSES,
-                          scope=caller.scope.describe())
+                          scope=caller.scope.describe(),
+                          # /review/event opens any turn for an unscoped caller only
+                          link_turns=caller.scope.unrestricted)
 
     return router
