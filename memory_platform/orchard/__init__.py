@@ -20,6 +20,7 @@ Owns:
   configured (prompts.py), the ranking staying the code's.
 - snapshots.py: the portfolio as of each week (state replayed from the history, the
   week's activity), idempotent per week.
+- models.py: the answer shapes REST and MCP share.
 
 May import: vault (scope, namespaces, routing), query, ingest, llm, store, privacy,
 settings. Never dream, Dagster or a face.

@@ -195,6 +195,8 @@ def accept(db: Database, scope: Scope, proposal_id: int, *, actor: str,
             "repo": proposal["repo"], "cairn_projects": proposal["cairn_projects"],
             "cairn_titles": proposal["cairn_titles"], **fields})
         check(scope, values["namespace"])
+        project_service.blocked_needs_blockers({"status": values.get("status", "active"),
+                                                "blockers": values.get("blockers", [])})
         try:
             project = store.insert_project(conn, values, actor=actor)
         except store.NameTaken:

@@ -43,14 +43,16 @@ class Refused(ValueError):
 # --- validation --------------------------------------------------------------------------
 
 
-def _text(value: Any, field: str, *, required: bool = False, limit: int = 2000) -> str | None:
+def _text(value: Any, field: str, *, required: bool = False, limit: int = 2000,
+          exact: bool = False) -> str | None:
+    """Trimmed text (spaces collapsed, unless `exact`: a path is matched as it is)."""
     if value is None:
         if required:
             raise ValueError(f"a project needs a {field}")
         return None
     if not isinstance(value, str):
         raise ValueError(f"{field} must be text")
-    value = " ".join(value.split())
+    value = value.strip() if exact else " ".join(value.split())
     if not value:
         if required:
             raise ValueError(f"a project needs a {field}")
@@ -63,10 +65,12 @@ def _text(value: Any, field: str, *, required: bool = False, limit: int = 2000) 
     return value
 
 
-def _texts(values: Iterable[str] | None, field: str) -> list[str]:
+def _texts(values: Iterable[str] | None, field: str, *, exact: bool = False) -> list[str]:
+    if isinstance(values, str):
+        raise ValueError(f"{field}s are a list")
     found: list[str] = []
     for value in values or ():
-        cleaned = _text(value, field)
+        cleaned = _text(value, field, exact=exact)
         if cleaned and cleaned not in found:
             found.append(cleaned)
     return found
@@ -99,7 +103,9 @@ def clean(fields: dict[str, Any]) -> dict[str, Any]:
             out[key] = _text(value, "name", required=True, limit=100)
         elif key == "namespace":
             out[key] = _namespace(value)
-        elif key in ("repo", "next_action", "last_milestone"):
+        elif key == "repo":
+            out[key] = _text(value, "repo", exact=True)
+        elif key in ("next_action", "last_milestone"):
             out[key] = _text(value, key.replace("_", " "))
         elif key == "status":
             if value not in STATUSES:
@@ -111,8 +117,10 @@ def clean(fields: dict[str, Any]) -> dict[str, Any]:
             out[key] = value
         elif key == "blockers":
             out[key] = _texts(value, "blocker")
-        elif key in ("cairn_projects", "cairn_titles"):
-            out[key] = _texts(value, key.replace("_", " "))
+        elif key == "cairn_projects":
+            out[key] = _texts(value, "cairn project", exact=True)
+        elif key == "cairn_titles":
+            out[key] = _texts(value, "cairn title")
         elif key == "deadline":
             out[key] = _day(value)
         elif key == "archived":
@@ -124,7 +132,8 @@ def clean(fields: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _blocked_needs_blockers(project: dict) -> None:
+def blocked_needs_blockers(project: dict) -> None:
+    """A project is blocked by something: status 'blocked' with no blocker is refused."""
     if project["status"] == "blocked" and not project["blockers"]:
         raise ValueError("status 'blocked' needs a blocker: say what blocks it")
 
@@ -214,8 +223,8 @@ def add(db: Database, scope: Scope, *, name: str, namespace: str, actor: str,
     check(scope, values["namespace"])
     if values.get("repo") and "cairn_projects" not in values and is_path(values["repo"]):
         values["cairn_projects"] = [values["repo"]]
-    _blocked_needs_blockers({"status": values.get("status", "active"),
-                             "blockers": values.get("blockers", [])})
+    blocked_needs_blockers({"status": values.get("status", "active"),
+                            "blockers": values.get("blockers", [])})
     with db.connect() as conn:
         try:
             return store.insert_project(conn, values, actor=actor)
@@ -235,7 +244,7 @@ def edit(db: Database, scope: Scope, ref: int | str, *, actor: str, **changes: A
         differ = {k: v for k, v in values.items() if project[k] != v}
         if not differ:
             return {**project, "changed": False}
-        _blocked_needs_blockers({**project, **differ})
+        blocked_needs_blockers({**project, **differ})
         kind = "edit"
         if set(differ) == {"archived"}:
             kind = "archive" if differ["archived"] else "restore"
@@ -291,7 +300,7 @@ def milestone(db: Database, scope: Scope, ref: int | str, what: str | None, *, a
                 and project[k] != v}
         if not news:  # the same milestone again (a retried call): recorded once
             return {**project, "changed": False}
-        _blocked_needs_blockers({**project, **values})
+        blocked_needs_blockers({**project, **values})
         if agent:
             limit = settings.orchard_agent_updates_per_day
             start = day_start(now, settings)
