@@ -3,6 +3,7 @@ these objects; nothing else defines a job."""
 
 import dagster as dg
 
+from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
 from memory_platform.assets.cairn import raw_events, raw_events_lake
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
@@ -57,6 +58,15 @@ vault_promotion_job = dg.define_asset_job(
     "pending shadow entry: the promotion as a Dagster run, whichever face it came from.",
 )
 
+weekly_report_job = dg.define_asset_job(
+    "weekly_report_job",
+    # The lake's snapshots and the marts are unpartitioned (rebuilt whole: seconds at a
+    # million events); the report is the run's week.
+    selection=dg.AssetSelection.assets(lake_snapshots, analytics_marts, weekly_report),
+    description="Refresh the lake's snapshot tables, `dbt build` the marts (their tests run "
+    "as asset checks) and write the week's report with its charts.",
+)
+
 discover_projects_job = dg.define_asset_job(
     "discover_projects_job",
     selection=[orchard_proposals],
@@ -71,5 +81,5 @@ snapshot_orchard_job = dg.define_asset_job(
     "as it stood at the week's end, with the week's milestones and activity.",
 )
 
-JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, discover_projects_job,
-        snapshot_orchard_job]
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, weekly_report_job,
+        discover_projects_job, snapshot_orchard_job]

@@ -74,6 +74,9 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
     mount_orchard(app, database, resolve_caller, llm=llm)
     mount_dashboard(app, database)  # /review: the review dashboard
+    from memory_platform.api.reports import reports_router
+
+    app.include_router(reports_router(resolve_caller))  # /reports: the weekly reports
 
     @app.get("/health")
     def health() -> dict:

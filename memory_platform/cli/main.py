@@ -12,7 +12,9 @@
     memory-platform dream [--date D | --since D --until D] [--json]
     memory-platform orchard list|show|add|edit|milestone|week|proposals|accept|dismiss
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
-    memory-platform bench ingest|search|dedup|review
+    memory-platform report [--week 2026-W48] [--json]
+    memory-platform sql "select ..." [--json]
+    memory-platform bench ingest|search|dedup|review|analytics
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -25,6 +27,7 @@ from typing import Annotated
 import typer
 
 from memory_platform.cli import (
+    analytics,
     bench,
     cairn,
     dream,
@@ -59,6 +62,8 @@ app.command("embed")(cairn.embed)
 app.command("summarize")(cairn.summarize)
 app.command("dream")(dream.dream)
 app.command("review")(review.review_command)
+app.command("report")(analytics.report)
+app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
