@@ -16,7 +16,7 @@ from helpers.orchard_history import (
     import_history,
     write_history,
 )
-from memory_platform.llm import LLMCallFailed, ScriptedProvider
+from memory_platform.llm import LLMCallFailed, LLMNotConfigured, ScriptedProvider
 from memory_platform.orchard import discovery, projects, snapshots, week
 from memory_platform.orchard.prompts import WeekAdvice
 from memory_platform.settings import load_settings
@@ -280,7 +280,13 @@ def test_week_is_deterministic_and_its_reasons_cite_real_turns(db, history):
     assert [n["name"] for n in week.week(db, EVERYTHING, today=today)["not_ranked"]] == [THESIS]
 
 
-def test_week_is_phrased_by_an_llm_when_one_is_given_and_never_reordered(db, history):
+def test_week_is_phrased_by_an_llm_when_one_is_given_and_never_reordered(db, history,
+                                                                       monkeypatch):
+    monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER", raising=False)
+    assert week.configured_llm(db) is None  # no provider: the plain answer
+    monkeypatch.setenv("MEMORY_PLATFORM_LLM_PROVIDER", "bogus")
+    with pytest.raises(LLMNotConfigured, match="not a provider"):
+        week.configured_llm(db)  # a broken one is an error, not a silent plain answer
     _ranked_fixture(db)
     projects.add(db, EVERYTHING, name="keys", namespace="personal", actor="cli:dana")
     order = [p["name"] for p in week.rank(db, EVERYTHING, today=MONDAY)["ranked"]]

@@ -185,13 +185,14 @@ def plain_answer(today: date, ranked: list[dict], not_ranked: list[dict]) -> str
 
 
 def configured_llm(db: Database):
-    """The configured LLM with its calls logged, or None when none is configured."""
-    from memory_platform.llm import CallRecorder, LLMNotConfigured, provider_from_env
+    """The configured LLM with its calls logged, or None when no provider is set. A provider
+    that is set but cannot be built (a bad name, a missing key) is an error, not a silent
+    plain answer."""
+    from memory_platform.llm import CallRecorder, provider_from_env
 
-    try:
-        return CallRecorder(provider_from_env(), db=db)
-    except LLMNotConfigured:
+    if load_settings().llm_provider is None:
         return None
+    return CallRecorder(provider_from_env(), db=db)
 
 
 def week(db: Database, scope: Scope, *, today: date | None = None, llm=None,
