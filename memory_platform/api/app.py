@@ -72,7 +72,10 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     app.include_router(curator_router(database, resolve_caller))  # /curator, scoped as /vault
     from memory_platform.api.dashboard import mount_dashboard
+    from memory_platform.api.orchard import mount_orchard
 
+    # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
+    mount_orchard(app, database, resolve_caller, llm=llm)
     mount_dashboard(app, database)  # /review: the review dashboard
     from memory_platform.api.reports import reports_router
 

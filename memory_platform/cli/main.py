@@ -12,6 +12,7 @@
     memory-platform dream [--date D | --since D --until D] [--json]
     memory-platform curate [--namespace N] [--dry-run] [--json]
     memory-platform curator cuts|restore ID|runs|purges|purge   (the curator's books)
+    memory-platform orchard list|show|add|edit|milestone|week|proposals|accept|dismiss
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
     memory-platform report [--week 2026-W48] [--json]
     memory-platform sql "select ..." [--json]
@@ -34,6 +35,7 @@ from memory_platform.cli import (
     curator,
     dream,
     hooks,
+    orchard,
     review,
     serve,
     tokens,
@@ -69,6 +71,7 @@ app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
+app.add_typer(orchard.orchard_app, name="orchard")
 app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(curator.curator_app, name="curator")
