@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 
+from helpers.api import local_client
 from helpers.transcripts import cc_record
 from memory_platform.api.app import create_app, is_loopback
 from memory_platform.ingest import importer as ingest
@@ -90,7 +90,7 @@ def test_rest_api_through_its_openapi_schema(db, history):
             return json.dumps({"summary": "A day on tidepool.", "highlights": []})
         return json.dumps({"points": [{"text": "worked", "event_ids": []}]})
 
-    client = TestClient(create_app(db, llm=ScriptedProvider(respond)))
+    client = local_client(create_app(db, llm=ScriptedProvider(respond)))
     schema = client.get("/openapi.json").json()
     assert {"/search", "/events/{event_id}", "/timeline", "/summarize", "/health"} <= set(
         schema["paths"])
@@ -114,7 +114,7 @@ def test_rest_api_through_its_openapi_schema(db, history):
 
 
 def test_rest_api_requires_the_bearer_token_when_given_one(db, history):
-    client = TestClient(create_app(db, token="s3cret-token"))
+    client = local_client(create_app(db, token="s3cret-token"))
     assert client.get("/search", params={"q": "x", "mode": "keyword"}).status_code == 401
     wrong = {"Authorization": "Bearer nope"}
     assert client.get("/search", params={"q": "x", "mode": "keyword"},
@@ -137,11 +137,11 @@ def test_serving_beyond_loopback_needs_a_token(home, db):
     # With only a scoped token, the server (as serve builds it off loopback) lets that
     # token in and nothing without one, even after the token is revoked.
     row, secret = tokens.create(db, ["work"], name="phone")
-    client = TestClient(create_app(db, open_without_token=False))
+    client = local_client(create_app(db, open_without_token=False))
     assert client.get("/vault/namespaces").status_code == 401
     assert client.get("/vault/namespaces",
                       headers={"Authorization": f"Bearer {secret}"}).status_code == 200
     tokens.revoke(db, row["id"])
     refused = client.get("/vault/namespaces")
     assert refused.status_code == 401 and "loopback" in refused.json()["detail"]
-    assert TestClient(create_app(db)).get("/vault/namespaces").status_code == 200
+    assert local_client(create_app(db)).get("/vault/namespaces").status_code == 200

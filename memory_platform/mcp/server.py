@@ -17,6 +17,14 @@ most relevant active memories within a token budget, wrapped in <memory-platform
 Limited to namespaces, the vault tools refuse any other with a clear error, and search,
 list and context never return anything outside them. cairn's tools read the whole
 conversation history, so a limited server does not offer them.
+
+Every tool states its access rule where it is registered (`@tool(server, RULE)`):
+`unscoped` (cairn: offered only by an unlimited server) or `scoped` (the vault services
+check the server's scope). A server is an agent's face: `vault_add` only suggests. The
+scoped-token matrix (tests/test_access_matrix.py) fails on a tool that states no rule.
+
+Over HTTP the server answers only loopback Host names and MEMORY_PLATFORM_API_ALLOWED_HOSTS
+(421 otherwise; the SDK's DNS rebinding protection) and POSTs must be JSON.
 """
 
 import functools
@@ -32,6 +40,27 @@ from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.vault.models import Category, Page, VaultHit, VaultSearchResult
 from memory_platform.vault.tokens import Scope
+
+UNSCOPED = "unscoped"
+SCOPED = "scoped"
+TOOL_RULES = "tool_rules"  # attribute of a built server: {tool name: rule}
+
+
+def tool(server: MCPServer, rule: str, **options):
+    """Register a tool with its access rule (UNSCOPED or SCOPED); see the module docstring."""
+    if rule not in (UNSCOPED, SCOPED):
+        raise ValueError(f"unknown tool rule {rule!r}")
+
+    def register(fn):
+        server.tool(**options)(fn)
+        rules = getattr(server, TOOL_RULES, None)
+        if rules is None:
+            rules = {}
+            setattr(server, TOOL_RULES, rules)
+        rules[options.get("name") or fn.__name__] = rule
+        return fn
+
+    return register
 
 INSTRUCTIONS = (
     "cairn is the user's complete record of their AI conversations (Claude Code, claude.ai, "
@@ -106,6 +135,8 @@ def _turn(event: dict) -> Turn:
 def _clear_errors(fn):
     """Known failures reach the client as their own message (the SDK hides any other
     exception behind a generic 'Error executing tool')."""
+    import psycopg
+
     from memory_platform.llm.base import LLMError
     from memory_platform.query.search import SearchError
     from memory_platform.store import DatabaseError
@@ -115,7 +146,12 @@ def _clear_errors(fn):
         try:
             return fn(*args, **kwargs)
         except (ValueError, LLMError, SearchError, DatabaseError) as exc:
+            # ValueError includes query/inputs.InvalidInput: NUL bytes, lone surrogates,
+            # dates out of range
             raise ToolError(str(exc)) from exc
+        except psycopg.OperationalError as exc:
+            # the connection died (database restarted); the next call gets a new one
+            raise ToolError(f"the database is unavailable: {exc}") from exc
 
     return wrapper
 
@@ -134,7 +170,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         INSTRUCTIONS + " " + VAULT_INSTRUCTIONS if scope.unrestricted else
         VAULT_INSTRUCTIONS + f" This server is limited to: {scope.describe()}."))
 
-    @server.tool()
+    @tool(server, UNSCOPED)
     @_clear_errors
     def cairn_search(
         query: Annotated[str, Field(description="What to look for: words, an error code, a "
@@ -159,7 +195,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         return SearchResult(query=query, mode=mode, hits=[
             SearchHit.of(h) for h in hits])
 
-    @server.tool()
+    @tool(server, UNSCOPED)
     @_clear_errors
     def cairn_get(
         event_id: Annotated[int, Field(description="An event_id from cairn_search.")],
@@ -174,7 +210,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                                 before=[_turn(e) for e in found["before"]],
                                 after=[_turn(e) for e in found["after"]])
 
-    @server.tool()
+    @tool(server, UNSCOPED)
     @_clear_errors
     def cairn_timeline(
         since: Annotated[str, Field(description="Start date, e.g. 2026-03-01.")],
@@ -189,7 +225,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         return Timeline(since=since, until=until, days=[
             DayCount(day=str(r["day"]), source=r["source"], events=r["events"]) for r in rows])
 
-    @server.tool()
+    @tool(server, UNSCOPED)
     @_clear_errors
     def cairn_summarize_range(
         since: Annotated[str, Field(description="Start date, e.g. 2026-03-01.")],
@@ -212,8 +248,10 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     if not scope.unrestricted:
         # cairn is every conversation, unscoped: a server limited to namespaces keeps to
         # the vault.
-        for name in ("cairn_search", "cairn_get", "cairn_timeline", "cairn_summarize_range"):
-            server.remove_tool(name)
+        for name, rule in list(getattr(server, TOOL_RULES).items()):
+            if rule == UNSCOPED:
+                server.remove_tool(name)
+                del getattr(server, TOOL_RULES)[name]
     return server
 
 
@@ -286,7 +324,8 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
 
     limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
 
-    @server.tool(description="Search the user's vault of durable memories by meaning and "
+    @tool(server, SCOPED,
+          description="Search the user's vault of durable memories by meaning and "
                              "by exact words." + limited)
     @_vault_errors
     def vault_search(
@@ -304,7 +343,8 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
         return VaultSearchResult(query=found["query"], namespaces=found["namespaces"],
                                  hits=[VaultHit(**h) for h in found["hits"]])
 
-    @server.tool(description="One page of a vault namespace's memories, oldest first, with "
+    @tool(server, SCOPED,
+          description="One page of a vault namespace's memories, oldest first, with "
                              "the total. Keep calling with after_id=next_after_id until it "
                              "is null: the list is never cut short." + limited)
     @_vault_errors
@@ -322,7 +362,8 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
                          items=[_vault_memory(r) for r in page["items"]],
                          total=page["total"], next_after_id=page["next_after_id"])
 
-    @server.tool(description="Suggest a memory for the user's vault. It is staged in "
+    @tool(server, SCOPED,
+          description="Suggest a memory for the user's vault. It is staged in "
                              "<namespace>__ideas for the user's review (never written to "
                              "the namespace itself); text with credentials is refused."
                              + limited)
@@ -340,7 +381,8 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
         return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
                          created=row["created"])
 
-    @server.tool(description="The user's memories most relevant to a query or a project, "
+    @tool(server, SCOPED,
+          description="The user's memories most relevant to a query or a project, "
                              "within a token budget, as a block ready to put in a prompt."
                              + limited)
     @_vault_errors
@@ -355,9 +397,31 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
         token_budget: Annotated[int, Field(ge=64, le=50_000, description="At most this many "
                                            "tokens (4 characters each).")] = 1500,
     ) -> VaultContext:
+        from memory_platform.query.inputs import check_optional_text
+
+        check_optional_text(query, "query")
+        check_optional_text(project, "project")
         return VaultContext(**context.context(
             database, scope, query=query, project=project, namespaces=namespaces,
             token_budget=token_budget, embedder=embedder))
+
+
+def transport_security(host: str):
+    """The SDK's DNS rebinding protection for the HTTP transport: loopback Host names (any
+    port) and the configured extra hosts, as the REST API answers (api/http_guards.py)."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    extra = load_settings().allowed_hosts()
+    if "*" in extra:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = ["127.0.0.1", "localhost", "[::1]", *extra]
+    if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        names.append(f"[{host}]" if ":" in host else host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in names for h in (name, f"{name}:*")],
+        allowed_origins=[f"{scheme}://{name}{port}" for name in names
+                         for scheme in ("http", "https") for port in ("", ":*")])
 
 
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
@@ -366,4 +430,5 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
     if transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=host, port=port)
+        server.run("streamable-http", host=host, port=port,
+                   transport_security=transport_security(host))
