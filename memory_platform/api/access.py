@@ -169,6 +169,32 @@ def declare(route: Any, rule: Rule) -> None:
     setattr(route, RULE_ATTRIBUTE, rule)
 
 
+@dataclass(frozen=True)
+class RouteEntry:
+    """One route of an app as a client reaches it: its full path, methods (None for a
+    mount), the route object itself, and the rules it states."""
+
+    path: str
+    methods: frozenset[str] | None
+    route: Any
+    rules: tuple[Rule, ...]
+
+
+def route_table(app) -> list[RouteEntry]:
+    """Every route of `app`, routers included (FastAPI keeps included routers as one entry
+    of app.routes and resolves their routes lazily), with the rules each states."""
+    from fastapi.routing import iter_route_contexts
+
+    table = []
+    for context in iter_route_contexts(app.routes):
+        original = context.original_route
+        methods = context.methods
+        table.append(RouteEntry(path=context.path, route=original,
+                                methods=frozenset(methods) if methods else None,
+                                rules=tuple(rules_of(original))))
+    return table
+
+
 def rules_of(route: Any) -> list[Rule]:
     """Every rule a route states: its own attribute, or the rule dependencies anywhere in
     its dependency tree. A well-formed route has exactly one."""

@@ -62,7 +62,15 @@ def _database_down(exc: Exception) -> JSONResponse:
 
 
 def _error_handlers(app: FastAPI) -> None:
+    from memory_platform.llm.base import LLMError
     from memory_platform.query.search import SearchError
+
+    @app.exception_handler(LLMError)
+    async def model_failed(request: Request, exc: LLMError) -> JSONResponse:
+        # the model (a vendor, or a local server) failed or answered nonsense: its message
+        # says which and why; not this server's fault, so 502
+        log.error("LLM call failed for %s %s: %s", request.method, request.url.path, exc)
+        return JSONResponse(status_code=502, content={"detail": str(exc)})
 
     @app.exception_handler(ValueError)
     async def bad_input(request: Request, exc: ValueError) -> JSONResponse:
