@@ -30,9 +30,10 @@ import hmac
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import HTTPException, Request
+from fastapi import Depends, HTTPException, Request
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from memory_platform.store import Database
 from memory_platform.vault import service as vault_service
@@ -42,6 +43,11 @@ from memory_platform.vault.tokens import Scope
 # Set by the dashboard's /review/login: a browser's bearer token (api/dashboard/routes.py).
 SESSION_COOKIE = "mp_session"
 RULE_ATTRIBUTE = "access_rule"
+# Declares the bearer in the OpenAPI schema of every non-public route (clients and the
+# schema-driven tests see which routes need it); the resolver reads the header itself.
+BEARER = HTTPBearer(auto_error=False, description="The admin token "
+                    "(MEMORY_PLATFORM_API_TOKEN) or one from `memory-platform token create`")
+Bearer = Annotated[HTTPAuthorizationCredentials | None, Depends(BEARER)]
 
 
 class Rule(StrEnum):
@@ -118,7 +124,7 @@ class Rules:
         def public() -> None:
             return None
 
-        def unscoped(request: Request) -> Caller:
+        def unscoped(request: Request, _: Bearer) -> Caller:
             caller = resolve(request)
             if not caller.scope.unrestricted:
                 raise HTTPException(
@@ -128,10 +134,10 @@ class Rules:
                            f"or the admin token MEMORY_PLATFORM_API_TOKEN)")
             return caller
 
-        def scoped(request: Request) -> Caller:
+        def scoped(request: Request, _: Bearer) -> Caller:
             return resolve(request)
 
-        def reviewer(request: Request) -> Caller:
+        def reviewer(request: Request, _: Bearer) -> Caller:
             caller = resolve(request)
             try:
                 vault_service.check_reviewer(caller.scope)
@@ -151,9 +157,9 @@ class Rules:
 
         inner = getattr(self, rule.value)
 
-        def page_caller(request: Request) -> Caller:
+        def page_caller(request: Request, credentials: Bearer) -> Caller:
             try:
-                return inner(request)
+                return inner(request, credentials)
             except HTTPException as exc:
                 if exc.status_code == 401:
                     raise HTTPException(status_code=303, headers={
