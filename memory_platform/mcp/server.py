@@ -27,40 +27,18 @@ Over HTTP the server answers only loopback Host names and MEMORY_PLATFORM_API_AL
 (421 otherwise; the SDK's DNS rebinding protection) and POSTs must be JSON.
 """
 
-import functools
 from datetime import date, datetime, time, timezone
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from memory_platform.mcp.tools import TOOL_RULES, UNSCOPED, clear_errors, tool
+from memory_platform.mcp.vault_tools import vault_tools
 from memory_platform.query.models import SearchHit
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
-from memory_platform.vault.models import Category, Page, VaultHit, VaultSearchResult
 from memory_platform.vault.tokens import Scope
-
-UNSCOPED = "unscoped"
-SCOPED = "scoped"
-TOOL_RULES = "tool_rules"  # attribute of a built server: {tool name: rule}
-
-
-def tool(server: MCPServer, rule: str, **options):
-    """Register a tool with its access rule (UNSCOPED or SCOPED); see the module docstring."""
-    if rule not in (UNSCOPED, SCOPED):
-        raise ValueError(f"unknown tool rule {rule!r}")
-
-    def register(fn):
-        server.tool(**options)(fn)
-        rules = getattr(server, TOOL_RULES, None)
-        if rules is None:
-            rules = {}
-            setattr(server, TOOL_RULES, rules)
-        rules[options.get("name") or fn.__name__] = rule
-        return fn
-
-    return register
 
 INSTRUCTIONS = (
     "cairn is the user's complete record of their AI conversations (Claude Code, claude.ai, "
@@ -132,30 +110,6 @@ def _turn(event: dict) -> Turn:
                 role=event["role"], source=event["source"], text=event["text"])
 
 
-def _clear_errors(fn):
-    """Known failures reach the client as their own message (the SDK hides any other
-    exception behind a generic 'Error executing tool')."""
-    import psycopg
-
-    from memory_platform.llm.base import LLMError
-    from memory_platform.query.search import SearchError
-    from memory_platform.store import DatabaseError
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (ValueError, LLMError, SearchError, DatabaseError) as exc:
-            # ValueError includes query/inputs.InvalidInput: NUL bytes, lone surrogates,
-            # dates out of range
-            raise ToolError(str(exc)) from exc
-        except psycopg.OperationalError as exc:
-            # the connection died (database restarted); the next call gets a new one
-            raise ToolError(f"the database is unavailable: {exc}") from exc
-
-    return wrapper
-
-
 def build_server(db: Database | None = None, embedder=None, llm=None, *,
                  namespaces: list[str] | None = None, vault_embedder=None) -> MCPServer:
     """The server over one database. `embedder`/`llm` default to the configured ones,
@@ -171,7 +125,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         VAULT_INSTRUCTIONS + f" This server is limited to: {scope.describe()}."))
 
     @tool(server, UNSCOPED)
-    @_clear_errors
+    @clear_errors
     def cairn_search(
         query: Annotated[str, Field(description="What to look for: words, an error code, a "
                                                 "path, or a question in plain language.")],
@@ -196,7 +150,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
             SearchHit.of(h) for h in hits])
 
     @tool(server, UNSCOPED)
-    @_clear_errors
+    @clear_errors
     def cairn_get(
         event_id: Annotated[int, Field(description="An event_id from cairn_search.")],
         before: Annotated[int, Field(ge=0, le=50)] = 3,
@@ -211,7 +165,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                                 after=[_turn(e) for e in found["after"]])
 
     @tool(server, UNSCOPED)
-    @_clear_errors
+    @clear_errors
     def cairn_timeline(
         since: Annotated[str, Field(description="Start date, e.g. 2026-03-01.")],
         until: Annotated[str, Field(description="End date (exclusive).")],
@@ -226,7 +180,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
             DayCount(day=str(r["day"]), source=r["source"], events=r["events"]) for r in rows])
 
     @tool(server, UNSCOPED)
-    @_clear_errors
+    @clear_errors
     def cairn_summarize_range(
         since: Annotated[str, Field(description="Start date, e.g. 2026-03-01.")],
         until: Annotated[str, Field(description="End date (exclusive).")],
@@ -244,7 +198,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                             events_read=result.events_read,
                             invalid_citations=result.invalid_citations)
 
-    _vault_tools(server, database, scope, vault_embedder)
+    vault_tools(server, database, scope, vault_embedder)
     if not scope.unrestricted:
         # cairn is every conversation, unscoped: a server limited to namespaces keeps to
         # the vault.
@@ -253,157 +207,6 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                 server.remove_tool(name)
                 del getattr(server, TOOL_RULES)[name]
     return server
-
-
-# --- vault -------------------------------------------------------------------------------
-
-
-
-class VaultMemory(BaseModel):
-    id: int
-    namespace: str
-    text: str
-    category: str
-    source: str = Field(description="hand, dream, import or agent")
-    status: str = Field(description="active or archived")
-    review: str | None = Field(None, description="shadow entries: pending/approved/skipped")
-    created_at: str
-    updated_at: str
-    valid_from: str
-    valid_to: str | None = None
-    superseded_by: int | None = None
-
-
-class VaultPage(Page[VaultMemory]):
-    pass
-
-
-class VaultIdea(BaseModel):
-    id: int
-    namespace: str = Field(description="Where it was written: always <namespace>__ideas, "
-                                       "unless the same text already existed (then its "
-                                       "namespace).")
-    review: str | None = Field(description="pending: waits for the user's review")
-    created: bool = Field(description="False when the same text was already in the vault.")
-
-
-class VaultContext(BaseModel):
-    context: str = Field(description="The block to put in a prompt, wrapped in "
-                                     "<memory-platform-context>; empty when nothing "
-                                     "qualifies.")
-    memory_ids: list[int]
-    namespaces: list[str]
-    tokens_used: int = Field(description="Estimated at 4 characters a token.")
-    token_budget: int
-    omitted: int = Field(description="Relevant memories left out to stay in the budget.")
-
-
-def _vault_memory(row: dict) -> VaultMemory:
-    return VaultMemory(**{
-        k: (str(v) if isinstance(v, datetime) else v) for k, v in row.items()
-        if k in VaultMemory.model_fields})
-
-
-def _vault_errors(fn):
-    """Scope refusals, missing ids and bad input reach the client as their own message."""
-    from memory_platform.vault import service as access
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (access.Forbidden, access.NotFound, access.Conflict) as exc:
-            raise ToolError(str(exc)) from exc
-
-    return _clear_errors(wrapper)
-
-
-def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -> None:
-    from memory_platform.vault import context
-    from memory_platform.vault import service as access
-
-    limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
-
-    @tool(server, SCOPED,
-          description="Search the user's vault of durable memories by meaning and "
-                             "by exact words." + limited)
-    @_vault_errors
-    def vault_search(
-        query: Annotated[str, Field(description="Words, a question, a port, a version.")],
-        namespace: Annotated[str | None, Field(
-            description="Only this namespace (a shadow such as work__ideas searches what "
-                        "waits for review). Default: every primary namespace allowed.")] = None,
-        k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
-        include_superseded: Annotated[bool, Field(
-            description="Also facts that stopped being true, marked by valid_to and "
-                        "superseded_by (for 'what did we use before?').")] = False,
-    ) -> VaultSearchResult:
-        found = access.search(database, scope, query, namespace=namespace, k=k,
-                              embedder=embedder, include_superseded=include_superseded)
-        return VaultSearchResult(query=found["query"], namespaces=found["namespaces"],
-                                 hits=[VaultHit(**h) for h in found["hits"]])
-
-    @tool(server, SCOPED,
-          description="One page of a vault namespace's memories, oldest first, with "
-                             "the total. Keep calling with after_id=next_after_id until it "
-                             "is null: the list is never cut short." + limited)
-    @_vault_errors
-    def vault_list(
-        namespace: Annotated[str, Field(description="e.g. work, or work__ideas.")],
-        after_id: Annotated[int, Field(ge=0, description="next_after_id of the previous "
-                                                         "page; 0 for the first.")] = 0,
-        limit: Annotated[int, Field(ge=1, le=access.MAX_PAGE,
-                                    description="Memories per page.")] = access.DEFAULT_PAGE,
-        status: Literal["active", "archived", "all"] = "active",
-    ) -> VaultPage:
-        page = access.list_page(database, scope, namespace, after_id=after_id, limit=limit,
-                                status=status)
-        return VaultPage(namespace=page["namespace"], status=page["status"],
-                         items=[_vault_memory(r) for r in page["items"]],
-                         total=page["total"], next_after_id=page["next_after_id"])
-
-    @tool(server, SCOPED,
-          description="Suggest a memory for the user's vault. It is staged in "
-                             "<namespace>__ideas for the user's review (never written to "
-                             "the namespace itself); text with credentials is refused."
-                             + limited)
-    @_vault_errors
-    def vault_add(
-        namespace: Annotated[str, Field(description="The namespace it belongs to, e.g. "
-                                                    "work.")],
-        text: Annotated[str, Field(min_length=1, description="One self-contained "
-                                                             "statement.")],
-        category: Category = "user",
-        why: Annotated[str | None, Field(description="Why it is worth remembering.")] = None,
-    ) -> VaultIdea:
-        row = access.add_idea(database, scope, namespace, text, category, actor="mcp:agent",
-                              why=why, embedder=embedder)
-        return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
-                         created=row["created"])
-
-    @tool(server, SCOPED,
-          description="The user's memories most relevant to a query or a project, "
-                             "within a token budget, as a block ready to put in a prompt."
-                             + limited)
-    @_vault_errors
-    def vault_context(
-        query: Annotated[str | None, Field(description="The task or question at hand.")] =
-            None,
-        project: Annotated[str | None, Field(
-            description="A project path (cwd); with no query, its routed namespace's "
-                        "memories.")] = None,
-        namespaces: Annotated[list[str] | None, Field(
-            description="Primary namespaces to draw from (default: all allowed).")] = None,
-        token_budget: Annotated[int, Field(ge=64, le=50_000, description="At most this many "
-                                           "tokens (4 characters each).")] = 1500,
-    ) -> VaultContext:
-        from memory_platform.query.inputs import check_optional_text
-
-        check_optional_text(query, "query")
-        check_optional_text(project, "project")
-        return VaultContext(**context.context(
-            database, scope, query=query, project=project, namespaces=namespaces,
-            token_budget=token_budget, embedder=embedder))
 
 
 def transport_security(host: str):
