@@ -76,6 +76,7 @@ def _values(world, inside: bool) -> dict:
         "memory_id": entry,
         "event_id": world.turns[1] if inside else world.turns[3],
         "memory": entry,
+        "week": "2026-W10", "name": "activity.png",
         "q": "port" if inside else PERSONAL_MARK,
         "since": "2026-03-01T00:00:00Z", "until": "2026-03-04T00:00:00Z",
     }

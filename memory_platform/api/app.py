@@ -128,6 +128,9 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     app.include_router(vault_router(database, rules, embedder=vault_embedder))
     mount_dashboard(app, database, recorder)  # /review: the review dashboard
+    from memory_platform.api.reports import reports_router
+
+    app.include_router(reports_router(rules))  # /reports: the weekly reports
 
     cairn = [Depends(rules.unscoped)]
 
