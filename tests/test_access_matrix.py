@@ -28,6 +28,7 @@ from memory_platform.api.app import create_app
 from memory_platform.api.http_guards import FORM_PATHS
 from memory_platform.llm import ScriptedProvider
 from memory_platform.mcp import server as mcp_server
+from memory_platform.mcp import tools as mcp_tools
 
 PAGE_LOGIN = re.compile(r"^/review/login\?next=")
 
@@ -189,14 +190,14 @@ def test_every_mcp_tool_states_its_rule_and_keeps_it(db, world):
     everything = mcp_server.build_server(db, embedder=HashEmbedder(),
                                          vault_embedder=HashEmbedder())
     listed = asyncio.run(everything.list_tools())
-    rules = getattr(everything, mcp_server.TOOL_RULES)
+    rules = getattr(everything, mcp_tools.TOOL_RULES)
     assert {t.name for t in listed} == set(rules), "a tool registered without a rule"
 
     work = mcp_server.build_server(db, namespaces=["work"], embedder=HashEmbedder(),
                                    vault_embedder=HashEmbedder())
     offered = {t.name: t for t in asyncio.run(work.list_tools())}
-    assert set(offered) == {n for n, r in rules.items() if r == mcp_server.SCOPED}
-    assert {n for n, r in rules.items() if r == mcp_server.UNSCOPED} >= {"cairn_search"}
+    assert set(offered) == {n for n, r in rules.items() if r == mcp_tools.SCOPED}
+    assert {n for n, r in rules.items() if r == mcp_tools.UNSCOPED} >= {"cairn_search"}
     for name, tool in offered.items():
         try:
             result = asyncio.run(work.call_tool(name, _tool_args(tool, inside=False)))

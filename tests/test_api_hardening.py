@@ -403,3 +403,16 @@ def test_the_api_docs_load_nothing_from_elsewhere(client):
         assert "cdn" not in html.text.lower() and "googleapis" not in html.text
         for url in urls:
             assert client.get(url).status_code == 200, url
+
+
+def test_the_mcp_http_server_answers_the_same_hosts(monkeypatch):
+    from mcp.server.transport_security import TransportSecurityMiddleware
+
+    monkeypatch.setenv("MEMORY_PLATFORM_API_ALLOWED_HOSTS", "memory.example.org")
+    check = TransportSecurityMiddleware(mcp_server.transport_security("127.0.0.1"))
+    for host, answered in [("127.0.0.1:8765", True), ("localhost", True), ("[::1]:8765", True),
+                           ("memory.example.org:443", True), ("attacker.example", False),
+                           ("attacker.example:8765", False)]:
+        assert check._validate_host(host) is answered, host
+    assert not check._validate_origin("http://attacker.example")
+    assert check._validate_origin("http://localhost:8765")

@@ -281,8 +281,10 @@ def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
     page.fill("input[name=token]", secret)
     page.click("button")
     page.wait_for_url(f"{base}/review")
-    [cookie] = context.cookies()
-    assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+    cookies = {c["name"]: c for c in context.cookies()}
+    assert set(cookies) == {"mp_session", "mp_csrf"}  # the session, and the form's token
+    for cookie in cookies.values():
+        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
     assert [c.inner_text().split(" ·")[0] for c in page.locator("a.ns").all()] == ["work"]
     assert page.goto(f"{base}/review/personal").status == 403
     resp = page.request.post(f"{base}/review/api/entries/{personal}/approve", data={})

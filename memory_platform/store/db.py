@@ -118,11 +118,22 @@ def _postmaster_alive(pgdata: Path) -> bool:
 
 
 def _clear_dead_postmaster(pgdata: Path) -> None:
-    """Remove the lock file of a postmaster that is dead but not reaped (a zombie, where
-    nothing reaps orphans): pgserver would take it for a running server."""
-    pid = _postmaster_pid(pgdata)
-    if pid is not None and not _process_alive(pid):
-        (pgdata / "postmaster.pid").unlink(missing_ok=True)
+    """Remove the lock files of a postmaster that is dead but not reaped (a zombie, where
+    nothing reaps orphans): pgserver would take it for a running server, and PostgreSQL
+    refuses to start while its socket's lock file names a pid that still exists."""
+    lock = pgdata / "postmaster.pid"
+    try:
+        lines = lock.read_text().split("\n")
+        pid = int(lines[0])
+    except (OSError, ValueError, IndexError):
+        return
+    if _process_alive(pid):
+        return
+    port = lines[3].strip() if len(lines) > 3 else ""
+    socket_dir = Path(lines[4].strip()) if len(lines) > 4 and lines[4].strip() else None
+    if socket_dir is not None and port:
+        (socket_dir / f".s.PGSQL.{port}.lock").unlink(missing_ok=True)
+    lock.unlink(missing_ok=True)
 
 
 def forget_dead_holders(pgdata: Path) -> list[int]:
