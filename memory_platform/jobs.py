@@ -7,6 +7,7 @@ from memory_platform.assets.analytics import analytics_marts, lake_snapshots, we
 from memory_platform.assets.cairn import raw_events, raw_events_lake
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
+from memory_platform.assets.orchard import orchard_proposals, orchard_snapshot
 from memory_platform.assets.vault import vault_promotions
 
 # Dagster's own tags for a single run over a partition range.
@@ -66,4 +67,19 @@ weekly_report_job = dg.define_asset_job(
     "as asset checks) and write the week's report with its charts.",
 )
 
-JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, weekly_report_job]
+discover_projects_job = dg.define_asset_job(
+    "discover_projects_job",
+    selection=[orchard_proposals],
+    description="Propose projects from cairn for the orchard (paths, claude.ai projects, "
+    "repeated chat titles) with their activity. Creates no project: a person accepts.",
+)
+
+snapshot_orchard_job = dg.define_asset_job(
+    "snapshot_orchard_job",
+    selection=[orchard_snapshot],
+    description="Write the orchard's snapshot of a week (or a range of weeks): each project "
+    "as it stood at the week's end, with the week's milestones and activity.",
+)
+
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, weekly_report_job,
+        discover_projects_job, snapshot_orchard_job]

@@ -88,6 +88,15 @@ class Settings(BaseSettings):
         "... or when the oldest pending entry is older than this many days."))
     digest_webhook: str | None = Field(None, description=(
         "POST each dream digest as `{\"text\": markdown}` to this URL."))
+    orchard_agent_updates_per_day: Annotated[int, Field(ge=1)] = Field(3, description=(
+        "Milestones an agent (MCP `orchard_milestone`) may record per project and day "
+        "(MEMORY_PLATFORM_TIMEZONE); more are refused as status churn. People are not "
+        "limited."))
+    orchard_title_repeats: Annotated[int, Field(ge=2)] = Field(3, description=(
+        "Project discovery: a chat title (claude.ai, ChatGPT, Gemini) seen in this many "
+        "conversations is proposed as a project."))
+    orchard_evidence_turns: Annotated[int, Field(ge=1, le=20)] = Field(3, description=(
+        "`orchard week`: how many of a project's latest cairn turns it shows as evidence."))
 
     # --- faces ----------------------------------------------------------------------------
     api_token: SecretStr | None = Field(None, description=(

@@ -78,6 +78,8 @@ def _values(world, inside: bool) -> dict:
         "event_id": world.turns[1] if inside else world.turns[3],
         "memory": entry,
         "week": "2026-W10", "name": "activity.png",
+        "project": "work-api" if inside else str(world.personal_project),
+        "proposal_id": 1,
         "q": "port" if inside else PERSONAL_MARK,
         "since": "2026-03-01T00:00:00Z", "until": "2026-03-04T00:00:00Z",
     }
@@ -95,7 +97,8 @@ def _request(entry: access.RouteEntry, world, inside: bool) -> tuple[str, dict, 
               if p.alias in values and (p.field_info.is_required() or p.alias in ("namespace", "memory"))}
     body = {"text": "matrix probe", "category": "user", "ids": [values["memory_id"]],
             "old_memory_id": world.work_memory if inside else world.personal_memory,
-            "namespace": values["namespace"], "reason": "probe",
+            "namespace": values["namespace"], "reason": "probe", "name": "matrix-probe",
+            "what": "the api answers on 8081",
             "since": values["since"], "until": values["until"]}
     return path, params, body
 
@@ -169,8 +172,10 @@ def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world):
 # --- MCP -------------------------------------------------------------------------------------
 
 
-def _tool_args(tool, inside: bool) -> dict:
+def _tool_args(tool, world, inside: bool) -> dict:
     samples = {"query": "port" if inside else PERSONAL_MARK,
+               "project": "work-api" if inside else str(world.personal_project),
+               "what": "the api answers on 8081",
                "namespace": "work" if inside else "personal",
                "namespaces": ["work" if inside else "personal"],
                "text": "the work api listens on 8081 (mcp probe)",
@@ -200,10 +205,10 @@ def test_every_mcp_tool_states_its_rule_and_keeps_it(db, world):
     assert {n for n, r in rules.items() if r == mcp_tools.UNSCOPED} >= {"cairn_search"}
     for name, tool in offered.items():
         try:
-            result = asyncio.run(work.call_tool(name, _tool_args(tool, inside=False)))
+            result = asyncio.run(work.call_tool(name, _tool_args(tool, world, inside=False)))
         except ToolError as refused:
             assert PERSONAL_MARK not in str(refused), name
         else:
             assert PERSONAL_MARK not in str(result), (name, str(result)[:300])
-        inside = asyncio.run(work.call_tool(name, _tool_args(tool, inside=True)))
+        inside = asyncio.run(work.call_tool(name, _tool_args(tool, world, inside=True)))
         assert not getattr(inside, "is_error", False), (name, inside)

@@ -124,9 +124,12 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     _error_handlers(app)
 
     from memory_platform.api.dashboard import mount_dashboard
+    from memory_platform.api.orchard import mount_orchard
     from memory_platform.api.vault import vault_router
 
     app.include_router(vault_router(database, rules, embedder=vault_embedder))
+    # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
+    mount_orchard(app, database, rules, llm=llm)
     mount_dashboard(app, database, recorder)  # /review: the review dashboard
     from memory_platform.api.reports import reports_router
 

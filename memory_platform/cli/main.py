@@ -10,6 +10,7 @@
     memory-platform vault export NAMESPACE [--out DIR] [--json]
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
     memory-platform dream [--date D | --since D --until D] [--json]
+    memory-platform orchard list|show|add|edit|milestone|week|proposals|accept|dismiss
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
     memory-platform report [--week 2026-W48] [--json]
     memory-platform sql "select ..." [--json]
@@ -25,7 +26,18 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli import analytics, bench, cairn, dream, hooks, review, serve, tokens, vault
+from memory_platform.cli import (
+    analytics,
+    bench,
+    cairn,
+    dream,
+    hooks,
+    orchard,
+    review,
+    serve,
+    tokens,
+    vault,
+)
 from memory_platform.cli.common import STATE
 
 app = typer.Typer(rich_markup_mode=None, 
@@ -55,6 +67,7 @@ app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
+app.add_typer(orchard.orchard_app, name="orchard")
 app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(bench.bench_app, name="bench")

@@ -40,6 +40,7 @@ class World:
     work_person: str
     work_agent: str
     personal_person: str
+    personal_project: int = 0  # an orchard project of personal (by id: its name is marked)
 
 
 def bearer(secret: str) -> dict:
@@ -65,9 +66,15 @@ def build(db, tmp_path) -> World:
         personal_entry, _ = memory_store.add_memory(
             conn, namespace="personal__ideas", text=f"{PERSONAL_MARK} diary is private",
             source="agent", review="pending", actor="test", source_event_ids=[turns[3]])
+    from memory_platform.orchard import projects
+    from memory_platform.vault.tokens import Scope
+
+    projects.add(db, Scope.everything(), name="work-api", namespace="work", actor="test")
+    personal_project = projects.add(db, Scope.everything(), name=f"{PERSONAL_MARK}-garden",
+                                    namespace="personal", actor="test")["id"]
     _, work_person = tokens.create(db, ["work"], name="work-person", kind="person")
     _, work_agent = tokens.create(db, ["work"], name="work-agent", kind="agent")
     _, personal_person = tokens.create(db, ["personal"], name="personal-person",
                                        kind="person")
     return World(turns, work_memory, personal_memory, work_entry, personal_entry,
-                 work_person, work_agent, personal_person)
+                 work_person, work_agent, personal_person, personal_project)
