@@ -124,6 +124,12 @@ class Settings(BaseSettings):
     api_token: SecretStr | None = Field(None, description=(
         "Admin bearer token of `serve` (every namespace); scoped ones come from "
         "`memory-platform token create`."))
+    api_allowed_hosts: str | None = Field(None, description=(
+        "Comma-separated extra `Host` names `serve` answers (e.g. `memory.example.org`); "
+        "loopback names and the bound address are always allowed, any other gets 421 (DNS "
+        "rebinding). `*` turns the check off (behind a proxy that checks it)."))
+    api_max_body_bytes: Annotated[int, Field(ge=1024)] = Field(1_048_576, description=(
+        "Largest request body `serve` reads, in bytes; a larger one gets 413."))
 
     # --- tools ----------------------------------------------------------------------------
     benchdata: Path | None = Field(None, description=(
@@ -199,6 +205,11 @@ class Settings(BaseSettings):
         if self.demo.exists():  # written by `memory-platform up` on a machine with no history
             folders.append((None, self.demo))
         return folders
+
+    def allowed_hosts(self) -> list[str]:
+        """The extra Host names of `api_allowed_hosts`, lowercased."""
+        return [h.strip().lower() for h in (self.api_allowed_hosts or "").split(",")
+                if h.strip()]
 
     def secret(self, name: str) -> str | None:
         """The plain value of a SecretStr setting (None when unset)."""

@@ -140,7 +140,7 @@ def test_small_things_read_right(home):
     assert bad.returncode == 1
     assert bad.stderr.strip() == "error: --date '2026-13-01' is not a date like 2026-03-01"
 
-    assert run("token", "create", "--namespaces", "work").returncode == 0
+    assert run("token", "create", "--kind", "agent", "--namespaces", "work").returncode == 0
     assert "total: 1 token (1 live)" in run("token", "list").stdout
 
     assert run("vault", "add", "work", "Deploys go out on Fridays.").returncode == 0

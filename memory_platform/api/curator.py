@@ -9,14 +9,13 @@ restores only `work`'s memories (another namespace's id is 404).
     GET  /curator/purges?namespace=             what the purge deleted (hash, not text)
 """
 
-from collections.abc import Callable
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel
 
-from memory_platform.api.vault import Caller
+from memory_platform.api.access import Caller, Rules
 from memory_platform.curator import service
 from memory_platform.store import Database
 from memory_platform.vault.service import Conflict, Forbidden, NotFound
@@ -90,9 +89,12 @@ def _errors(fn, *args, **kwargs):
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
-def curator_router(database: Database, resolve: Callable[[Request], Caller]) -> APIRouter:
+def curator_router(database: Database, rules: Rules) -> APIRouter:
+    """The /curator routes: reads `scoped`; a restore is a person's decision, `reviewer`
+    (an agent token may not undo what a review or the curator decided)."""
     router = APIRouter(prefix="/curator", tags=["curator"])
-    CallerDep = Annotated[Caller, Depends(resolve)]
+    CallerDep = Annotated[Caller, Depends(rules.scoped)]
+    ReviewerDep = Annotated[Caller, Depends(rules.reviewer)]
 
     @router.get("/cuts", response_model=list[Cut])
     def cuts(caller: CallerDep, namespace: str | None = None,
@@ -103,7 +105,7 @@ def curator_router(database: Database, resolve: Callable[[Request], Caller]) -> 
                        curator_run_id=run)
 
     @router.post("/cuts/{memory_id:int}/restore", response_model=Restored)
-    def restore(caller: CallerDep, memory_id: int) -> dict:
+    def restore(caller: ReviewerDep, memory_id: int) -> dict:
         """Restore a cut memory within its window (audited as the caller)."""
         return _errors(service.restore, database, caller.scope, memory_id,
                        actor=caller.actor)

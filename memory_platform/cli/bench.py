@@ -115,6 +115,37 @@ def bench_curator(
     run(body)
 
 
+@bench_app.command("serve")
+def bench_serve(
+    code: Annotated[list[str], typer.Option(
+        help="label=path of a code tree whose `serve` to measure (repeatable), e.g. "
+             "before=/work/main after=.")] = ["after=."],
+    home: Annotated[Path, typer.Option(help="Scratch home (built once, then reused).")] =
+        Path("/tmp/memory-platform-serve-load"),
+    events: Annotated[int, typer.Option(help="Events in the synthetic history.")] = 2000,
+    clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 8,
+    seconds: Annotated[float, typer.Option(help="Seconds of load per code tree.")] = 60,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/serve-load.json"),
+) -> None:
+    """`serve` under concurrent clients: /search and /vault/search requests/s, p50/p95 and
+    errors, for each code tree given (the same data)."""
+
+    def body():
+        from memory_platform.bench import serve_load
+
+        codes = {}
+        for item in code:
+            label, sep, path = item.partition("=")
+            if not sep or not label or not path:
+                raise ValueError(f"--code takes label=path, not {item!r}")
+            codes[label] = Path(path)
+        serve_load.run(out, codes=codes, home=home, events=events, clients=clients,
+                       seconds=seconds, log=say)
+
+    run(body)
+
+
 @bench_app.command("analytics")
 def bench_analytics(
     sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =

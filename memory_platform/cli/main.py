@@ -5,7 +5,7 @@
     memory-platform up [--no-demo] [--no-serve] [--port 3000]
     memory-platform search QUERY [--k 10] [--source S] [--project P] [--since D] [--until D] [--json]
     memory-platform embed | summarize --since D --until D | mcp [--http] [--namespaces N] | serve
-    memory-platform token create --namespaces N,.. [--name NAME] | list | revoke ID
+    memory-platform token create --kind agent|person --namespaces N,.. [--name NAME] | list | revoke ID
     memory-platform vault add NAMESPACE TEXT [--category C] | list NAMESPACE [--json] | search QUERY
     memory-platform vault export NAMESPACE [--out DIR] [--json]
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
