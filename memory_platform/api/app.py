@@ -123,9 +123,10 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     app.state.rules = rules
     _error_handlers(app)
 
-    from memory_platform.api.curator import curator_router
+    from memory_platform.api.curator import mount_curator
 
-    app.include_router(curator_router(database, rules))  # /curator, scoped as /vault
+    # /curator (scoped as /vault) and /review/curator, before the dashboard's /review/{namespace}
+    mount_curator(app, database, rules)
     from memory_platform.api.dashboard import mount_dashboard
     from memory_platform.api.orchard import mount_orchard
     from memory_platform.api.vault import vault_router

@@ -7,6 +7,9 @@ restores only `work`'s memories (another namespace's id is 404).
     GET  /curator/runs?namespace=&refused=false runs, newest first (refused ones with why)
     GET  /curator/runs/{id}                     one verdict: proposed cuts with texts, evidence
     GET  /curator/purges?namespace=             what the purge deleted (hash, not text)
+
+The dashboard's page over the same services is /review/curator (api/dashboard/curator.py),
+mounted with these routes by `mount_curator`.
 """
 
 from datetime import datetime
@@ -127,3 +130,12 @@ def curator_router(database: Database, rules: Rules) -> APIRouter:
         return _errors(service.purges, database, caller.scope, namespace=namespace)
 
     return router
+
+
+def mount_curator(app, database: Database, rules: Rules) -> None:
+    """The /curator REST routes and the dashboard's /review/curator page (mounted before
+    the dashboard, whose /review/{namespace} would otherwise catch it)."""
+    from memory_platform.api.dashboard.curator import curator_page_router
+
+    app.include_router(curator_router(database, rules))
+    app.include_router(curator_page_router(database, rules))

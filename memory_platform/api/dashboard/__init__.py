@@ -13,6 +13,9 @@
     GET  /review/static/...                   the CSS and JS (served here, no CDN)
     GET  /review/orchard                      the projects: the week's ranking, edit forms,
                                               proposals (orchard.py; its forms go to /orchard)
+    GET  /review/curator?namespace=           the curator's cuts by run, refused runs first,
+                                              purge countdowns (curator.py; j/k r)
+    POST /review/api/curator/cuts/{id}/restore        restore a cut within its window
 
 A decision is made synchronously, in the request, by `review.approve/skip/supersede`: the
 entry is promoted and readable when the response arrives (a Dagster run in process takes
@@ -31,9 +34,10 @@ on open loopback, `dashboard:admin` with the admin token).
 
 Modules: routes.py (the routes, thin: scope checks and service calls), recorder.py (the
 Dagster recording), pages.py (Jinja2 rendering, auto-escaped), orchard.py (the projects
-page, mounted by api/orchard.py), templates/ (the HTML), static/ (review.css; status.js,
-the header on every page; review.js, the keyboard and the actions of a namespace's page;
-orchard.js, the projects page's forms).
+page, mounted by api/orchard.py), curator.py (the curator page, mounted by api/curator.py),
+templates/ (the HTML), static/ (review.css; status.js, the header on every page; review.js,
+the keyboard and the actions of a namespace's page; orchard.js, the projects page's forms;
+curator.js, the curator page's keyboard and restore).
 """
 
 from memory_platform.api.dashboard.recorder import PromotionRecorder
