@@ -4,7 +4,7 @@
 - `run_job`: a job executed in this process on that instance, so a run started from the CLI
   (or the dashboard) shows in the UI with its lineage like a scheduled one.
 - `bring_up` / `serve_ui`: `memory-platform up` (import the watched folders through the
-  ingest job, then `dagster dev`).
+  ingest job, with a demo history and demo vault on a machine with none; then `dagster dev`).
 - `run_dream`: `memory-platform dream` over a range of days.
 - `promote_via_dagster`: one review decision as a run of `vault_promotion_job`.
 - `run_curate` / `run_curator_purge`: `memory-platform curate` (one `curator_job` or
@@ -100,8 +100,9 @@ def has_own_history(settings: Settings) -> bool:
 def bring_up(
     settings: Settings, demo: bool | None = None, log: Callable[[str], None] = print
 ) -> dict:
-    """Start the database, catalog the watched folders (a generated demo history on a machine
-    with none), and import every day they cover in one run of the ingest job."""
+    """Start the database, catalog the watched folders (a generated demo history, and a demo
+    vault for the curator, on a machine with none), and import every day they cover in one
+    run of the ingest job."""
     from datetime import datetime, timezone
 
     from memory_platform.assets.cairn import source_files
@@ -115,6 +116,10 @@ def bring_up(
         manifest = synthetic.generate_demo(settings.demo)
         log(f"no AI history found: generated a demo history ({manifest['events']} events) "
             f"in {settings.demo}")
+    if demo:  # and a demo vault for the curator, into an empty vault only (vault/demo.py)
+        from memory_platform.vault.demo import seed_demo_vault
+
+        seed_demo_vault(database, settings, log=log)
     instance = prepare_instance(settings)
     log("cataloguing source files…")
     result = dg.materialize([source_files], instance=instance,

@@ -7,7 +7,8 @@ credentials in memories, every change audited. Besides: memories.py (embedding, 
 search, listing: unscoped internals), context.py (the context pack), review.py (review
 decisions: approve, supersede, skip), queue.py (what waits for review), export.py,
 tokens.py (API tokens and `Scope`), routing.py (which namespace a conversation feeds),
-models.py (the answer shapes REST and MCP share).
+models.py (the answer shapes REST and MCP share), demo.py (seeding the demo vault).
 
-May import: query (embeddings), store, privacy, settings. Never dream, Dagster or a face.
+May import: query (embeddings), store, privacy, settings, synthetic (the demo vault's
+data). Never dream, Dagster or a face.
 """
