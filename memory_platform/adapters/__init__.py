@@ -61,7 +61,7 @@ def detect_kind(path: Path) -> str:
             first = fh.readline(1 << 20)
         try:
             record = json.loads(first) if first.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             record = {}
         if isinstance(record, dict) and "payload" in record:
             return "codex"
