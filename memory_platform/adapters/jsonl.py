@@ -168,6 +168,14 @@ def _lines(fh) -> Iterator[tuple[bytes | None, int]]:
         yield (None if piece.endswith(b"\n") else piece), size
 
 
+def unreadable(file: str, line: JsonLine, error: Exception) -> ParseIssue:
+    """The issue for a record an adapter failed on: one odd record (a list where a string
+    belongs) must not stop the file."""
+    text = " ".join(str(error).split())[:300]
+    return ParseIssue(file, line.number, None,
+                      f"could not be parsed ({type(error).__name__}: {text})")
+
+
 def scan_back(
     path: Path, offset: int, pick: Callable[[dict[str, Any]], Any], window: int = 4 << 20
 ) -> Any:

@@ -198,7 +198,7 @@ def _parse_file(
                 report.errors.append(RecordError(path, None, _id(item.native_id),
                                                  f"conversation {_unstorable(exc)}"))
                 continue
-            writer.add_conversation(conversation)
+            writer.add_conversation(conversation, path)
         elif isinstance(item, ParseIssue):
             file_errors += 1
             report.errors.append(

@@ -27,6 +27,9 @@ RAW_LIMIT = 192 << 20
 TEXT_LIMIT = 256 << 20
 # Nesting orjson serialises; deeper records are refused rather than sent down a slow path.
 MAX_DEPTH = 254
+# Bytes of an id: ids are unique keys, and a b-tree entry holds at most ~2,700 bytes. A longer
+# id is kept as its start and a hash of the whole (`key_text`), the same wherever it appears.
+KEY_LIMIT = 512
 
 
 class RecordTooDeep(ValueError):
@@ -44,6 +47,16 @@ def pg_text(value: str | None) -> str | None:
     except UnicodeEncodeError:
         value = value.encode("utf-8", "replace").decode("utf-8")
     return value
+
+
+def key_text(value: str | None) -> str | None:
+    """An id as stored: itself, or when over KEY_LIMIT bytes its start and a hash of it all
+    (deterministic, so parents and re-imports still find it)."""
+    value = pg_text(value)
+    if value is None or len(value) <= KEY_LIMIT // 4 or len(value.encode("utf-8")) <= KEY_LIMIT:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+    return f"{value[:100]}…#sha256:{digest}"
 
 
 def json_text(value) -> str:
@@ -131,11 +144,14 @@ def build_row(source: str, event: Event, source_file_id: int | None = None) -> R
         notes.append(f"the text is {len(text)} characters; stored its first {len(kept)} "
                      "(attrs.text_cut)")
         text = kept
+    native_id = key_text(event.native_id)
+    if native_id != event.native_id and len(native_id) < len(event.native_id):
+        notes.append(f"id of {len(event.native_id)} characters stored as its start and hash")
     values = (
         source,
-        pg_text(event.native_id),
-        _text(event.conversation_id),
-        _text(event.parent_id),
+        native_id,
+        key_text(_text(event.conversation_id)),
+        key_text(_text(event.parent_id)),
         role,
         event.kind,
         _text(event.author),
@@ -160,7 +176,7 @@ def conversation_row(source: str, conversation: Conversation) -> tuple:
     if not isinstance(conversation.native_id, str) or not conversation.native_id:
         raise ValueError("has no id")
     attrs = orjson.loads(json_text(conversation.attrs))
-    return (source, pg_text(conversation.native_id), _text(conversation.title),
+    return (source, key_text(conversation.native_id), _text(conversation.title),
             _text(conversation.project), conversation.started_at, attrs)
 
 

@@ -46,7 +46,8 @@ class BatchWriter:
         self._rows: list[tuple] = []
         self._conversations: list[tuple] = []
         self._finished: list[catalog_store.ImportState] = []
-        self._paths: dict[int, str] = {}  # source_file_id -> path, to name refused rows
+        # source_file_id or (source, conversation id) -> path, to name refused rows
+        self._paths: dict = {}
         self._queue: queue.Queue = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="cairn-writer", daemon=True)
@@ -60,8 +61,10 @@ class BatchWriter:
         if len(self._rows) >= self._batch:
             self._hand_over()
 
-    def add_conversation(self, row: tuple) -> None:
+    def add_conversation(self, row: tuple, path: str | None = None) -> None:
         self._conversations.append(row)
+        if path is not None:
+            self._paths[(row[0], row[1])] = path
 
     def finish_file(self, state: catalog_store.ImportState) -> None:
         """Record the file's import state in the transaction that commits its last rows."""
@@ -107,7 +110,7 @@ class BatchWriter:
 
     def _write(self, conn, rows, conversations, finished) -> None:
         with conn.transaction():
-            event_store.upsert_conversations(conn, conversations)
+            self._write_conversations(conn, conversations)
             result = self._write_rows(conn, rows, finished)
             catalog_store.record_imports(conn, finished)
         with self._report.lock:
@@ -136,9 +139,30 @@ class BatchWriter:
             if len(rows[biggest][_RAW]) + len(rows[biggest][8]) > (1 << 20):
                 parts = [rows[biggest:biggest + 1], rows[:biggest] + rows[biggest + 1:]]
             else:
-                parts = [rows[: len(rows) // 2], rows[len(rows) // 2:]]
+                parts = _halves(rows)
         results = [self._write_rows(conn, part, finished) for part in parts if part]
         return _merge(results)
+
+    def _write_conversations(self, conn, rows: Sequence[tuple]) -> None:
+        """upsert_conversations; a conversation PostgreSQL refuses is reported and left out
+        (its events still get a bare conversation row)."""
+        try:
+            with conn.transaction():
+                event_store.upsert_conversations(conn, rows)
+            return
+        except psycopg.Error as error:
+            if not _refused_by_row(error):
+                raise
+            if len(rows) == 1:
+                reason = " ".join(str(error).split())[:300]
+                with self._report.lock:
+                    self._report.errors.append(RecordError(
+                        self._paths.get((rows[0][0], rows[0][1]), "?"), None, rows[0][1],
+                        f"conversation not stored: PostgreSQL refused it ({reason})"))
+                return
+        for half in _halves(rows):
+            if half:
+                self._write_conversations(conn, half)
 
     def _refused(self, conn, row: tuple, error: psycopg.Error, finished
                  ) -> event_store.BatchResult:
@@ -167,6 +191,10 @@ class BatchWriter:
             if state.file_id == file_id:
                 finished[i] = replace(state, error_count=state.error_count + 1)
         return result
+
+
+def _halves(rows: Sequence) -> list:
+    return [rows[: len(rows) // 2], rows[len(rows) // 2:]]
 
 
 def _merge(results: list[event_store.BatchResult]) -> event_store.BatchResult:

@@ -97,3 +97,78 @@ def peak_rss_mb(code: str, env: dict | None = None, limit_mb: int = 3000) -> tup
     lines = done.stdout.splitlines()
     peak = next(int(line.split()[1]) for line in lines if line.startswith("PEAK_RSS_KB"))
     return peak / 1024, "\n".join(line for line in lines if not line.startswith("PEAK_RSS_KB"))
+
+
+# --- formats for the property-based suite ------------------------------------------------
+# A format builds one good record around a marker (the marker ends up in an event's text),
+# joins records into a file, and lists the paths inside a record where a hostile value can
+# go. `line_of(k)` is where a parse issue about record k points (index or line number).
+
+class Format:
+    def __init__(self, kind, filename, build, paths, join=None, first_line=1):
+        self.kind, self.filename, self.build, self.paths = kind, filename, build, paths
+        self._join = join or array
+        self.first_line = first_line
+
+    def join(self, records: list[bytes]) -> bytes:
+        return self._join(records)
+
+    def line_of(self, k: int) -> int:
+        return k + self.first_line
+
+
+def _jsonl(records: list[bytes]) -> bytes:
+    return b"".join(r + b"\n" for r in records)
+
+
+def _codex(records: list[bytes]) -> bytes:
+    return _jsonl([dumps(codex_meta()), *records])
+
+
+MESSAGE = ("chat_messages", 0)
+FORMATS = {
+    "claude-ai": Format("claude-ai", "conversations.json",
+                        lambda marker: claude_ai_conversation(marker, marker), [
+        ("uuid",), ("name",), ("created_at",), ("chat_messages",), MESSAGE,
+        (*MESSAGE, "uuid"), (*MESSAGE, "sender"), (*MESSAGE, "created_at"), (*MESSAGE, "text"),
+        (*MESSAGE, "content"), (*MESSAGE, "content", 0), (*MESSAGE, "content", 0, "text"),
+        (*MESSAGE, "content", 0, "type"), (*MESSAGE, "attachments"), (*MESSAGE, "files"),
+        (*MESSAGE, "parent_message_uuid")]),
+    "chatgpt": Format("chatgpt", "conversations.json",
+                      lambda marker: chatgpt_conversation(marker, marker), [
+        ("id",), ("title",), ("create_time",), ("current_node",), ("mapping",),
+        ("mapping", "u"), ("mapping", "u", "parent"), ("mapping", "u", "message"),
+        ("mapping", "u", "message", "author"), ("mapping", "u", "message", "author", "role"),
+        ("mapping", "u", "message", "create_time"), ("mapping", "u", "message", "content"),
+        ("mapping", "u", "message", "content", "parts"),
+        ("mapping", "u", "message", "content", "content_type"),
+        ("mapping", "u", "message", "metadata"), ("mapping", "root", "children")]),
+    "gemini": Format("gemini", "MyActivity.json", gemini_row, [
+        ("header",), ("title",), ("time",), ("products",), ("safeHtmlItem",),
+        ("safeHtmlItem", 0), ("safeHtmlItem", 0, "html"), ("details",), ("subtitles",),
+        ("attachedFiles",), ("imageFile",), ("titleUrl",)]),
+    "claude-code": Format("claude-code", "session.jsonl",
+                          lambda marker: claude_code_line(abs(hash(marker)) % 10**9, marker), [
+        ("type",), ("uuid",), ("timestamp",), ("message",), ("message", "content"),
+        ("message", "role"), ("parentUuid",), ("cwd",), ("sessionId",), ("isSidechain",),
+        ("gitBranch",), ("isMeta",), ("toolUseResult",)], join=_jsonl),
+    "codex": Format("codex", CODEX_FILE, codex_line, [
+        ("type",), ("timestamp",), ("payload",), ("payload", "type"), ("payload", "role"),
+        ("payload", "content"), ("payload", "content", 0), ("payload", "content", 0, "text"),
+        ("payload", "content", 0, "type")], join=_codex, first_line=2),
+}
+
+
+def set_path(record, path: tuple, value):
+    """`record` with the value at `path` replaced (a missing container is left alone)."""
+    target = record
+    for step in path[:-1]:
+        try:
+            target = target[step]
+        except (KeyError, IndexError, TypeError):
+            return record
+    try:
+        target[path[-1]] = value
+    except (IndexError, TypeError):
+        pass
+    return record
