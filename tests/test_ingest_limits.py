@@ -3,6 +3,7 @@ said so, or refused one by one; a refusal or an adapter failing on one file neve
 other rows or files."""
 
 import json
+import os
 from datetime import datetime, timezone
 
 import pytest
@@ -145,3 +146,23 @@ def test_odd_conversation_fields_never_fail_the_import(db, tmp_path, title):
     [(stored_title, attrs)] = stored(db, "SELECT title, attrs FROM conversations")
     assert stored_title == json.dumps(title, separators=(",", ":"))
     assert attrs["updated_at"] == {"odd": [1, None]}
+
+
+def test_an_id_too_long_for_an_index_is_stored_by_its_start_and_hash(db, tmp_path):
+    # A 6,000-character id used to fail the whole import: a b-tree entry (the unique key)
+    # holds about 2,700 bytes once compressed. Found by test_hostile_files.
+    long_id = "c" + os.urandom(3000).hex()
+    path = tmp_path / "conversations.json"
+    path.write_bytes(b"[" + dumps(claude_ai_conversation(long_id)) + b","
+                     + dumps(claude_ai_conversation("short")) + b"]")
+    report = ingest.import_path(db, "claude-ai", path)
+    assert report.events_new == 2
+    [error] = report.errors
+    assert error.line == 1 and "stored as its start and hash" in error.message
+    [(native_id, conversation)] = stored(
+        db, "SELECT e.native_id, c.native_id FROM events e JOIN conversations c "
+            "ON c.id = e.conversation_id WHERE e.source_line = 1")
+    assert native_id.startswith(long_id[:100]) and "#sha256:" in native_id
+    assert conversation == rows.key_text(long_id) and len(conversation) < 200
+    again = ingest.import_path(db, "claude-ai", path)  # the same id again: nothing new
+    assert (again.events_new, again.files_unchanged) == (0, 1)

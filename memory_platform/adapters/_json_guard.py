@@ -43,7 +43,7 @@ class Limits:
 LIMITS = Limits()
 
 CHUNK = 64 << 10  # what ijson reads at a time
-_SKIP_CHUNK = 1 << 20  # while skipping nothing goes to yajl, so read bigger pieces
+_SKIP_CHUNK = 256 << 10  # nothing goes to yajl while skipping; the exact scan at the end stays short
 
 _QUOTE, _COMMA, _COLON, _OPEN_ARRAY = ord('"'), ord(","), ord(":"), ord("[")
 _OPENERS, _CLOSERS = frozenset(b"[{"), frozenset(b"]}")
@@ -66,8 +66,8 @@ def _neutral(data: bytes) -> bytes:
     run of backslashes."""
     if b'\\"' not in data:
         return data  # no quote follows a backslash
-    if b'\\\\"' not in data:
-        return data.replace(b'\\"', b"__")  # every backslash before a quote is alone
+    if b"\\\\" not in data:
+        return data.replace(b'\\"', b"__")  # no backslash is escaped: each \" is an escape
     return data.replace(b"\\\\", b"__").replace(b'\\"', b"__")
 
 
@@ -365,7 +365,9 @@ class GuardedReader:
             path = list(accumulate(map(_DELTA.__getitem__, structure), initial=st.depth))
             if st.active and min(path) < self.level:
                 return False
-            if check_depth and max(path) > self.level + self.limits.max_depth:
+            opens = structure.count(b"[") + structure.count(b"{")
+            if (check_depth and st.depth + opens > self.level + self.limits.max_depth
+                    and max(path) > self.level + self.limits.max_depth):
                 return False
             if st.active:
                 ended = list(compress(path[1:], map(_IS_COMMA.__getitem__, structure))
