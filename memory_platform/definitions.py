@@ -1,7 +1,10 @@
 """The one Definitions object: assembly only, no I/O at import time."""
 
 import dagster as dg
+from dagster_dbt import DbtCliResource
 
+from memory_platform.analytics.dbt import dbt_executable
+from memory_platform.assets.analytics import ANALYTICS_ASSETS, DBT_PROJECT
 from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
@@ -11,17 +14,22 @@ from memory_platform.checks.dream import dream_checks
 from memory_platform.checks.review import review_checks
 from memory_platform.jobs import JOBS
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.sensors.dream_after_ingest import dream_after_ingest_sensor
 from memory_platform.sensors.review import pending_memories_sensor
 from memory_platform.sensors.schedules import nightly_dream_schedule
 from memory_platform.sensors.session_end import session_end_sensor
 from memory_platform.sensors.sources import source_folders_sensor
+from memory_platform.sensors.weekly_report import weekly_report_schedule
 
 defs = dg.Definitions(
     assets=[source_files, raw_events, raw_events_lake, event_embeddings, *DREAM_ASSETS,
-            *VAULT_ASSETS],
+            *VAULT_ASSETS, *ANALYTICS_ASSETS],
     asset_checks=[*raw_events_checks, *dream_checks, *review_checks],
     jobs=JOBS,
-    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor],
-    schedules=[nightly_dream_schedule],
-    resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier()},
+    sensors=[source_folders_sensor, session_end_sensor, dream_after_ingest_sensor,
+             pending_memories_sensor],
+    schedules=[nightly_dream_schedule, weekly_report_schedule],
+    resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier(),
+               "dbt": DbtCliResource(project_dir=DBT_PROJECT,
+                                     dbt_executable=dbt_executable())},
 )

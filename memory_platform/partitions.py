@@ -12,3 +12,8 @@ daily_partitions = dg.DailyPartitionsDefinition(start_date=history_start(), end_
 # by `pending_memories_sensor`; `vault_promotions` materializes them.
 PENDING_PARTITIONS_NAME = "pending_memories"
 pending_memories = dg.DynamicPartitionsDefinition(name=PENDING_PARTITIONS_NAME)
+
+# One partition per ISO week (Monday to Sunday, UTC; key: its Monday), for the weekly
+# report. end_offset=1 makes the week in progress a partition too (`report` on demand).
+weekly_partitions = dg.WeeklyPartitionsDefinition(start_date=history_start(), day_offset=1,
+                                                  end_offset=1)

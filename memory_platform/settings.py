@@ -44,6 +44,12 @@ class Settings(BaseSettings):
     routing: Path | None = Field(None, description=(
         "The routing rules: which namespace a conversation feeds (default "
         "`HOME/routing.toml`)."))
+    warehouse: Path | None = Field(None, description=(
+        "The DuckDB file dbt builds the reporting marts into (default "
+        "`HOME/analytics/warehouse.duckdb`)."))
+    reports: Path | None = Field(None, description=(
+        "Where the weekly reports are written, one folder per ISO week (default "
+        "`HOME/reports`)."))
     history_start: date = Field(date(2022, 1, 1), description=(
         "First day of the daily partitions; older events still import from the CLI."))
 
@@ -101,7 +107,8 @@ class Settings(BaseSettings):
             data = {**data, "inbox": Path(home).expanduser() / "inbox"}
         return data
 
-    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata")
+    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata",
+                     "warehouse", "reports")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
@@ -122,6 +129,14 @@ class Settings(BaseSettings):
     @property
     def demo(self) -> Path:
         return self.home / "demo"
+
+    @property
+    def warehouse_file(self) -> Path:
+        return self.warehouse or self.home / "analytics" / "warehouse.duckdb"
+
+    @property
+    def reports_folder(self) -> Path:
+        return self.reports or self.home / "reports"
 
     @property
     def routing_file(self) -> Path:

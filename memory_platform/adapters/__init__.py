@@ -3,7 +3,9 @@ files dropped in the inbox.
 
 Each source is a module or a subpackage (split by concern) exposing `adapter`. Shared by
 several: `base` (contract, time/text helpers, `discover_files`), `jsonl` (append-only
-transcripts: Claude Code, Codex) and `_json_stream` (big JSON exports, zips)."""
+transcripts: Claude Code, Codex) and `_json_stream` (big JSON exports, zips), which reads
+through `_json_guard` (hostile input: deep nesting, huge strings, bad bytes; built on
+`_json_scan`)."""
 
 import importlib
 import json

@@ -6,9 +6,9 @@ of the depth (30,000 levels: 2.2 GB); yajl re-lexes a token split across reads f
 byte on every read, so one long string costs time quadratic in its length (64 MB: 39 s); and
 one invalid UTF-8 byte ends the parse, after which nothing more can be read.
 
-`GuardedReader` sits between the file and ijson and tracks, at C speed per chunk (bytes.split,
-translate, itertools), what yajl does not expose: whether a byte is inside a string, the nesting
-depth, and where each record of the array ends. With that it
+`GuardedReader` sits between the file and ijson and tracks, at C speed per chunk (`_json_scan`),
+what yajl does not expose: whether a byte is inside a string, the nesting depth, and where each
+record of the array ends. With that it
 - stops a record nested deeper than `Limits.max_depth` before ijson sees the deep part;
 - grows each read to the length of the token still open (re-lexing stays linear) and cuts a
   string longer than `Limits.max_string`, skipping the rest unread;
@@ -19,12 +19,17 @@ depth, and where each record of the array ends. With that it
 Notes and problems carry the 1-based index of the record they concern (None: outside any).
 """
 
-import codecs
-import re
-import threading
-from dataclasses import dataclass, field, replace
-from itertools import accumulate, compress
+from dataclasses import dataclass, replace
 from typing import BinaryIO
+
+from memory_platform.adapters._json_scan import (
+    Marks,
+    Scanner,
+    State,
+    bad_utf8,
+    incomplete_tail,
+    neutral_escapes,
+)
 
 
 @dataclass(frozen=True)
@@ -44,90 +49,6 @@ LIMITS = Limits()
 
 CHUNK = 64 << 10  # what ijson reads at a time
 _SKIP_CHUNK = 256 << 10  # nothing goes to yajl while skipping; the exact scan at the end stays short
-
-_QUOTE, _COMMA, _COLON, _OPEN_ARRAY = ord('"'), ord(","), ord(":"), ord("[")
-_OPENERS, _CLOSERS = frozenset(b"[{"), frozenset(b"]}")
-_STRUCTURE = re.compile(rb'["\[\]{},:]')
-_NOT_QUOTE_OR_STRUCTURE = bytes(b for b in range(256) if b not in b'"[]{},')
-_DELTA = [0] * 256
-for _byte in b"[{":
-    _DELTA[_byte] = 1
-for _byte in b"]}":
-    _DELTA[_byte] = -1
-_IS_COMMA = [0] * 256
-_IS_COMMA[_COMMA] = 1
-# What numbers and literals are made of: a chunk's tail of these is a token yajl re-lexes.
-_TOKEN_BYTES = b"0123456789+-.eEtrufalsn"
-
-
-def _neutral(data: bytes) -> bytes:
-    """`data` with escaped backslashes and quotes blanked (same length), so every quote left
-    delimits a string. Pairs match left to right, as JSON reads them; callers never split a
-    run of backslashes."""
-    if b'\\"' not in data:
-        return data  # no quote follows a backslash
-    if b"\\\\" not in data:
-        return data.replace(b'\\"', b"__")  # no backslash is escaped: each \" is an escape
-    return data.replace(b"\\\\", b"__").replace(b'\\"', b"__")
-
-
-_bad_found = threading.local()
-
-
-def _record_bad(error: UnicodeDecodeError) -> tuple[str, int]:
-    _bad_found.list.append(error.start)
-    return "\ufffd", error.end
-
-
-codecs.register_error("memory-platform-json-guard", _record_bad)
-
-
-def _bad_utf8(data: bytes) -> list[int]:
-    """Offsets of the invalid UTF-8 sequences in `data` (empty, cheaply, for valid text)."""
-    if data.isascii():
-        return []
-    try:
-        data.decode("utf-8")
-        return []
-    except UnicodeDecodeError:
-        pass
-    _bad_found.list = []
-    data.decode("utf-8", "memory-platform-json-guard")
-    return _bad_found.list
-
-
-def _incomplete_tail(data: bytes) -> int:
-    """Bytes at the end of `data` that start a UTF-8 character the next read completes."""
-    for back in range(1, min(4, len(data)) + 1):
-        byte = data[-back]
-        if byte < 0x80:
-            return 0
-        if byte >= 0xC0:
-            needed = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4 if byte < 0xF8 else 1
-            return back if needed > back else 0
-    return 0
-
-
-@dataclass
-class _State:
-    in_string: bool = False
-    depth: int = 0
-    string_start: int = 0  # absolute offset of the open string's first content byte
-    activated: bool = False  # the array of records has opened
-    active: bool = False  # ... and not closed yet
-    records_ended: int = 0
-    record_start: int = 0  # absolute offset at or before which the current record began
-    last_string: bytes | None = None  # the last short string at the array's parent level
-    after_key: bytes | None = None  # key whose value comes next at the parent level
-
-
-@dataclass
-class _Marks:
-    """What an exact scan of one piece found, at absolute offsets."""
-
-    ends: list[tuple[int, int]] = field(default_factory=list)  # (comma, records ended)
-    close: int | None = None  # the array's closing bracket
-    too_deep: int | None = None  # first bracket nested deeper than the limit
 
 
 @dataclass
@@ -155,7 +76,7 @@ class GuardedReader:
         self.prefix = prefix
         self.problem: Problem | None = None
         self._notes: dict[tuple[int | None, str], list[int]] = {}  # -> [count, first offset]
-        self._st = _State(activated=self.level == 0, active=self.level == 0)
+        self._scan = Scanner(self.level, self._key, self.limits.max_depth)
         self._offset = 0  # absolute offset just past the bytes read from the source
         self._held = b""  # tail held back from the last read (a split escape or character)
         self._eof = False
@@ -163,8 +84,30 @@ class GuardedReader:
         self._mode = "normal"  # normal | skip_string | skip_record | stopped | done
         self._target = 0  # skip_record: skip until this many records have ended
         self._cut: tuple[int | None, int] | None = None  # (record, start) of a cut string
-        self._last: tuple[bytes, int, _State] | None = None  # last chunk, offset, state before
-        self._pending = 0  # bytes of the token open at the end of the last chunk
+        self._last: tuple[bytes, int, State] | None = None  # last chunk, offset, state before
+
+    # The scan's state and the length of the token it left open (what yajl re-lexes).
+    @property
+    def _st(self) -> State:
+        return self._scan.st
+
+    @_st.setter
+    def _st(self, state: State) -> None:
+        self._scan.st = state
+
+    @property
+    def _pending(self) -> int:
+        return self._scan.pending
+
+    @_pending.setter
+    def _pending(self, value: int) -> None:
+        self._scan.pending = value
+
+    def _fast(self, neutral: bytes, base: int, check_depth: bool = True) -> bool:
+        return self._scan.fast(neutral, base, check_depth)
+
+    def _exact(self, neutral: bytes, base: int) -> Marks:
+        return self._scan.exact(neutral, base)
 
     # --- what ijson and the consumer call ------------------------------------------------
 
@@ -247,7 +190,7 @@ class GuardedReader:
             # Hold back an incomplete character, and the odd backslash of a trailing run (an
             # escape whose second byte comes next): both are judged whole with the next read.
             # Every piece starts where an escape may start, so pairs in a run are aligned.
-            keep = len(data) - _incomplete_tail(data)
+            keep = len(data) - incomplete_tail(data)
             run = keep - len(data[:keep].rstrip(b"\\"))
             keep -= run & 1
             self._held = data[keep:]
@@ -271,8 +214,8 @@ class GuardedReader:
     def _normal(self, data: bytes, offset: int, position: int) -> int:
         piece, base = data[position:], offset + position
         before = replace(self._st)
-        bad = _bad_utf8(piece)
-        neutral = _neutral(piece)
+        bad = bad_utf8(piece)
+        neutral = neutral_escapes(piece)
         if bad or not self._fast(neutral, base):
             self._st = replace(before)
             marks = self._exact(neutral, base)
@@ -303,7 +246,7 @@ class GuardedReader:
         return len(data)
 
     def _skip_string(self, data: bytes, offset: int, position: int) -> int:
-        close = _neutral(data[position:]).find(b'"')
+        close = neutral_escapes(data[position:]).find(b'"')
         if close < 0:
             return len(data)
         index, start = self._cut or (None, 0)
@@ -318,7 +261,7 @@ class GuardedReader:
 
     def _skip_record(self, data: bytes, offset: int, position: int) -> int:
         piece, base = data[position:], offset + position
-        neutral = _neutral(piece)
+        neutral = neutral_escapes(piece)
         before = replace(self._st)
         if (self._fast(neutral, base, check_depth=False) and self._st.active
                 and self._st.records_ended < self._target):
@@ -342,108 +285,8 @@ class GuardedReader:
 
     # --- analysis ------------------------------------------------------------------------
 
-    def _fast(self, neutral: bytes, base: int, check_depth: bool = True) -> bool:
-        """Advance the state over `neutral` with C-speed primitives. False (state half
-        updated) when the piece needs the exact scan: the array opens or closes in it, or
-        it nests too deep."""
-        st = self._st
-        if not st.activated:
-            return False
-        # Quotes and structure only; a string without brackets or commas in it is then an
-        # adjacent pair of quotes, and dropping pairs keeps every other byte's parity.
-        compact = neutral.translate(None, _NOT_QUOTE_OR_STRUCTURE)
-        quotes = compact.count(b'"')
-        if st.in_string:
-            compact = b'"' + compact
-        compact = compact.replace(b'""', b"")
-        if b'"' in compact:
-            structure = b"".join(compact.split(b'"')[0::2])
-        else:
-            structure = compact
-        ended = 0
-        if structure:
-            path = list(accumulate(map(_DELTA.__getitem__, structure), initial=st.depth))
-            if st.active and min(path) < self.level:
-                return False
-            opens = structure.count(b"[") + structure.count(b"{")
-            if (check_depth and st.depth + opens > self.level + self.limits.max_depth
-                    and max(path) > self.level + self.limits.max_depth):
-                return False
-            if st.active:
-                ended = list(compress(path[1:], map(_IS_COMMA.__getitem__, structure))
-                             ).count(self.level)
-            st.depth = path[-1]
-        if quotes & 1:
-            st.in_string = not st.in_string
-        if quotes and st.in_string:
-            st.string_start = base + neutral.rfind(b'"') + 1
-        if ended:
-            st.records_ended += ended
-            st.record_start = base  # the last record began in this piece: an upper bound
-        if st.in_string:
-            self._pending = base + len(neutral) - st.string_start
-        else:
-            self._pending = len(neutral) - len(neutral.rstrip(_TOKEN_BYTES))
-        return True
 
-    def _exact(self, neutral: bytes, base: int) -> _Marks:
-        """Advance the state over `neutral` one structural byte at a time, noting where
-        records end, where the array closes and the first bracket nested too deep."""
-        st, marks = self._st, _Marks()
-        level, limit, parent = self.level, self.level + self.limits.max_depth, self.level - 1
-        for match in _STRUCTURE.finditer(neutral):
-            at = match.start()
-            byte = neutral[at]
-            if st.in_string:
-                if byte == _QUOTE:
-                    st.in_string = False
-                    start = st.string_start - base
-                    if st.depth == parent and 0 <= start and at - start <= 256:
-                        st.last_string = neutral[start:at]
-                continue
-            if byte == _QUOTE:
-                st.in_string = True
-                st.string_start = base + at + 1
-                st.last_string = None
-                if st.depth == parent:
-                    st.after_key = None  # a string value, or the next key
-            elif byte in _OPENERS:
-                if (not st.activated and st.depth == parent and byte == _OPEN_ARRAY
-                        and (level == 1 or st.after_key == self._key)):
-                    st.activated = st.active = True
-                    st.record_start = base + at + 1
-                st.depth += 1
-                if st.depth > limit and marks.too_deep is None:
-                    marks.too_deep = base + at
-                if st.depth == level:
-                    st.after_key = None
-            elif byte in _CLOSERS:
-                st.depth -= 1
-                if st.active and st.depth < level:
-                    st.active = False
-                    marks.close = base + at
-            elif byte == _COMMA:
-                if st.active and st.depth == level:
-                    st.records_ended += 1
-                    st.record_start = base + at + 1
-                    marks.ends.append((base + at, st.records_ended))
-                elif st.depth == parent:
-                    st.after_key = None
-            elif byte == _COLON and st.depth == parent:
-                st.after_key = st.last_string
-        tail = neutral[neutral.rfind(b'"') + 1:] if not st.in_string else b""
-        self._pending = self._open_token(tail, base + len(neutral))
-        return marks
-
-    def _open_token(self, tail: bytes, end: int) -> int:
-        """Length of the token still open at absolute offset `end`."""
-        if self._st.in_string:
-            return end - self._st.string_start
-        return len(tail) - len(tail.rstrip(_TOKEN_BYTES))
-
-    # --- acting --------------------------------------------------------------------------
-
-    def _index_at(self, before: _State, marks: _Marks, at: int) -> int | None:
+    def _index_at(self, before: State, marks: Marks, at: int) -> int | None:
         """1-based index of the record holding absolute offset `at`; None outside the array."""
         if marks.close is not None and marks.close < at:
             return None
@@ -455,7 +298,7 @@ class GuardedReader:
                 ended = count
         return ended + 1
 
-    def _stop_record(self, piece: bytes, base: int, before: _State, marks: _Marks, at: int,
+    def _stop_record(self, piece: bytes, base: int, before: State, marks: Marks, at: int,
                      why: str) -> None:
         """Give ijson what precedes the record holding offset `at`, then end its stream."""
         index = self._index_at(before, marks, at)

@@ -71,6 +71,9 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     from memory_platform.api.dashboard import mount_dashboard
 
     mount_dashboard(app, database)  # /review: the review dashboard
+    from memory_platform.api.reports import reports_router
+
+    app.include_router(reports_router(resolve_caller))  # /reports: the weekly reports
 
     @app.get("/health")
     def health() -> dict:

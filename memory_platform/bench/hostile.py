@@ -12,7 +12,6 @@ against plain ijson, in this process (best of three, CPU time).
 import io
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -21,6 +20,8 @@ import zipfile
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
+
+from memory_platform.bench.common import load_average, machine
 
 DEPTHS = (1_000, 10_000, 100_000, 1_000_000)
 STRING_MB = (8, 16, 32, 64, 128, 256)
@@ -205,11 +206,6 @@ def run_overhead(workdir: Path, log: Callable[[str], None], events: int = 200_00
     return cases
 
 
-def _machine() -> dict:
-    return {"python": platform.python_version(), "cpus": os.cpu_count(),
-            "platform": platform.platform(), "load_average": list(os.getloadavg())}
-
-
 def run(out: Path, parts=PARTS, log: Callable[[str], None] = print) -> dict:
     unknown = set(parts) - set(PARTS)
     if unknown:
@@ -217,7 +213,8 @@ def run(out: Path, parts=PARTS, log: Callable[[str], None] = print) -> dict:
                          f"choose from {', '.join(PARTS)}")
     started = datetime.now(timezone.utc)
     result: dict = {"benchmark": "hostile-files", "started_at": started.isoformat(),
-                    "machine": _machine(), "parts": {}}
+                    "machine": machine(), "load_average_at_start": load_average(),
+                    "parts": {}}
     with tempfile.TemporaryDirectory(prefix="hostile-bench-") as tmp:
         workdir = Path(tmp)
         for part, runner in (("deep", run_deep), ("long", run_long), ("zip", run_zip),
@@ -226,7 +223,7 @@ def run(out: Path, parts=PARTS, log: Callable[[str], None] = print) -> dict:
                 log(f"{part}:")
                 result["parts"][part] = runner(workdir, log)
     result["finished_at"] = datetime.now(timezone.utc).isoformat()
-    result["load_average_at_end"] = list(os.getloadavg())
+    result["load_average_at_end"] = load_average()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(result, indent=2) + "\n")
     log(f"wrote {out}")

@@ -7,7 +7,7 @@ import typer
 
 from memory_platform.cli.common import run, say
 
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
+bench_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
 
 
 def _ints(values: str) -> list[int]:
@@ -89,6 +89,24 @@ def bench_review(
         from memory_platform.bench import review
 
         review.run(out, approvals=approvals, list_size=list_size, log=say)
+
+    run(body)
+
+
+@bench_app.command("analytics")
+def bench_analytics(
+    sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =
+        "100000,1000000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/analytics.json"),
+) -> None:
+    """The analytics side on synthetic histories: lake export (raw-event partitions and
+    snapshot tables), `dbt build` of the marts, and one weekly report."""
+
+    def body():
+        from memory_platform.bench import analytics
+
+        analytics.run(_ints(sizes), out, log=say)
 
     run(body)
 

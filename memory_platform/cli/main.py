@@ -11,7 +11,9 @@
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
     memory-platform dream [--date D | --since D --until D] [--json]
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
-    memory-platform bench ingest|search|dedup|review
+    memory-platform report [--week 2026-W48] [--json]
+    memory-platform sql "select ..." [--json]
+    memory-platform bench ingest|search|dedup|review|analytics
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -23,10 +25,10 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli import bench, cairn, dream, hooks, review, serve, tokens, vault
+from memory_platform.cli import analytics, bench, cairn, dream, hooks, review, serve, tokens, vault
 from memory_platform.cli.common import STATE
 
-app = typer.Typer(
+app = typer.Typer(rich_markup_mode=None, 
     add_completion=False,
     no_args_is_help=True,
     help="memory-platform: every AI conversation you have had, in one searchable place.",
@@ -48,6 +50,8 @@ app.command("embed")(cairn.embed)
 app.command("summarize")(cairn.summarize)
 app.command("dream")(dream.dream)
 app.command("review")(review.review_command)
+app.command("report")(analytics.report)
+app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")

@@ -9,7 +9,8 @@ import random
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memory_platform.adapters._json_guard import GuardedReader, Limits, _neutral
+from memory_platform.adapters._json_guard import GuardedReader, Limits
+from memory_platform.adapters._json_scan import neutral_escapes
 from memory_platform.adapters._json_stream import RecordNote, iter_records
 
 # Strings full of what confuses a naive scanner: quotes, backslashes, brackets, commas.
@@ -131,7 +132,7 @@ def test_invalid_utf8_is_replaced_and_named_per_record():
 def test_neutral_blanks_exactly_the_escaped_quotes():
     for raw in [r'"a\"b"', r'"a\\"', r'"a\\\"b"', r'"\\\\"', '"plain"']:
         value = json.loads(raw)
-        blanked = _neutral(raw.encode())
+        blanked = neutral_escapes(raw.encode())
         assert len(blanked) == len(raw) and blanked.count(b'"') == 2, (raw, blanked, value)
 
 
