@@ -19,7 +19,7 @@ record of the array ends. With that it
 Notes and problems carry the 1-based index of the record they concern (None: outside any).
 """
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from memory_platform.adapters._json_scan import (
@@ -86,15 +86,8 @@ class GuardedReader:
         self._cut: tuple[int | None, int] | None = None  # (record, start) of a cut string
         self._last: tuple[bytes, int, State] | None = None  # last chunk, offset, state before
 
-    # The scan's state and the length of the token it left open (what yajl re-lexes).
-    @property
-    def _st(self) -> State:
-        return self._scan.st
-
-    @_st.setter
-    def _st(self, state: State) -> None:
-        self._scan.st = state
-
+    # The scan's state is `self._scan.st`; the length of the token it left open is what
+    # yajl re-lexes on the next read.
     @property
     def _pending(self) -> int:
         return self._scan.pending
@@ -139,7 +132,7 @@ class GuardedReader:
         self._mode = "skip_record"
         self.prefix = "item"
         chunk, offset, state = self._last
-        self._st = replace(state)
+        self._scan.st = state.copy()
         self._process(chunk, offset)
         # skip here, so a record the file ends inside is known now, not by a failing parser
         while self._mode == "skip_record":
@@ -199,7 +192,7 @@ class GuardedReader:
 
     def _process(self, data: bytes, offset: int) -> None:
         """Analyse `data` (at absolute `offset`) and queue what ijson gets of it."""
-        self._last = (data, offset, replace(self._st))
+        self._last = (data, offset, self._scan.st.copy())  # for resume_after
         position = 0
         while position < len(data) and self._mode not in ("stopped", "done"):
             if self._mode == "skip_string":
@@ -213,11 +206,12 @@ class GuardedReader:
 
     def _normal(self, data: bytes, offset: int, position: int) -> int:
         piece, base = data[position:], offset + position
-        before = replace(self._st)
+        # the state before this piece: usually the chunk's, already kept for resume_after
+        before = self._last[2] if position == 0 else self._scan.st.copy()  # never mutated
         bad = bad_utf8(piece)
         neutral = neutral_escapes(piece)
         if bad or not self._fast(neutral, base):
-            self._st = replace(before)
+            self._scan.st = before.copy()
             marks = self._exact(neutral, base)
             if marks.too_deep is not None:
                 self._stop_record(piece, base, before, marks, marks.too_deep,
@@ -230,7 +224,7 @@ class GuardedReader:
                 self._emit(piece[: marks.close - base + 1], bool(bad))
                 self._mode = "done"
                 return len(data)
-        st = self._st
+        st = self._scan.st
         if st.in_string and base + len(piece) - st.string_start > self.limits.max_string:
             cut = max(self._cut_point(data, offset, st.string_start + self.limits.max_string),
                       position)
@@ -262,23 +256,23 @@ class GuardedReader:
     def _skip_record(self, data: bytes, offset: int, position: int) -> int:
         piece, base = data[position:], offset + position
         neutral = neutral_escapes(piece)
-        before = replace(self._st)
-        if (self._fast(neutral, base, check_depth=False) and self._st.active
-                and self._st.records_ended < self._target):
+        before = self._scan.st.copy()
+        if (self._fast(neutral, base, check_depth=False) and self._scan.st.active
+                and self._scan.st.records_ended < self._target):
             return len(data)
-        self._st = replace(before)
+        self._scan.st = before.copy()
         marks = self._exact(neutral, base)
         end = next((at for at, ended in marks.ends if ended >= self._target), None)
         stop = end if end is not None else marks.close
         if stop is None:
-            if not self._st.active:
+            if not self._scan.st.active:
                 self._mode = "done"  # not inside an array (never was, or it closed): no more
             return len(data)
         # the state just past the comma (or at the closing bracket), then a fresh array
-        self._st = replace(before)
+        self._scan.st = before.copy()
         self._exact(neutral[: stop - base + (end is not None)], base)
-        self._st.records_ended = self._target
-        self._st.record_start = stop + 1
+        self._scan.st.records_ended = self._target
+        self._scan.st.record_start = stop + 1
         self._out.append(b"[")
         self._mode = "normal"
         return stop - offset + (end is not None)
@@ -290,7 +284,7 @@ class GuardedReader:
         """1-based index of the record holding absolute offset `at`; None outside the array."""
         if marks.close is not None and marks.close < at:
             return None
-        if not before.active and not (self._st.activated and not before.activated):
+        if not before.active and not (self._scan.st.activated and not before.activated):
             return None
         ended = before.records_ended
         for comma, count in marks.ends:

@@ -73,7 +73,7 @@ def incomplete_tail(data: bytes) -> int:
     return 0
 
 
-@dataclass
+@dataclass(slots=True)
 class State:
     in_string: bool = False
     depth: int = 0
@@ -84,6 +84,11 @@ class State:
     record_start: int = 0  # absolute offset at or before which the current record began
     last_string: bytes | None = None  # the last short string at the array's parent level
     after_key: bytes | None = None  # key whose value comes next at the parent level
+
+    def copy(self) -> "State":
+        return State(self.in_string, self.depth, self.string_start, self.activated,
+                      self.active, self.records_ended, self.record_start, self.last_string,
+                      self.after_key)
 
 
 @dataclass

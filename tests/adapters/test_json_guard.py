@@ -103,8 +103,8 @@ def test_fast_analysis_agrees_with_the_exact_scan(records, seed, depth):
         while reader.read(65536):
             pass
     fast, exact = readers
-    assert (fast.problem, fast._st.depth, fast._st.in_string, fast._st.records_ended) == (
-        exact.problem, exact._st.depth, exact._st.in_string, exact._st.records_ended)
+    assert (fast.problem, fast._scan.st.depth, fast._scan.st.in_string, fast._scan.st.records_ended) == (
+        exact.problem, exact._scan.st.depth, exact._scan.st.in_string, exact._scan.st.records_ended)
 
 
 def test_long_string_is_cut_at_a_clean_boundary_and_named():
