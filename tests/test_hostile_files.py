@@ -144,7 +144,7 @@ def check_file(kind: str, tmp: Path, data: bytes, markers: list[str], mutation: 
     assert seconds < 5 + 4 * megabytes, (seconds, megabytes)
 
 
-SUITE = settings(max_examples=30, deadline=None, derandomize=True,
+SUITE = settings(max_examples=30, deadline=None, derandomize=True, database=None,
                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                         HealthCheck.function_scoped_fixture])
 
@@ -181,7 +181,7 @@ def test_hostile_notes_cost_only_themselves(tmp_path, hostile, front):
 # --- the importer, against PostgreSQL ------------------------------------------------------
 
 @pytest.mark.parametrize("kind", sorted(FORMATS))
-@settings(max_examples=6, deadline=None, derandomize=True,
+@settings(max_examples=6, deadline=None, derandomize=True, database=None,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
 @given(data=st.data())

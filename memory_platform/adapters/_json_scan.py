@@ -84,11 +84,12 @@ class State:
     record_start: int = 0  # absolute offset at or before which the current record began
     last_string: bytes | None = None  # the last short string at the array's parent level
     after_key: bytes | None = None  # key whose value comes next at the parent level
+    key_head: bytes = b""  # the start of a parent-level string the last piece ended in
 
     def copy(self) -> "State":
         return State(self.in_string, self.depth, self.string_start, self.activated,
                       self.active, self.records_ended, self.record_start, self.last_string,
-                      self.after_key)
+                      self.after_key, self.key_head)
 
 
 @dataclass
@@ -166,13 +167,16 @@ class Scanner:
                 if byte == _QUOTE:
                     st.in_string = False
                     start = st.string_start - base
-                    if st.depth == parent and 0 <= start and at - start <= 256:
-                        st.last_string = neutral[start:at]
+                    if st.depth == parent and at - start <= 256:
+                        # a key may have begun in the last piece (reads split anywhere)
+                        st.last_string = (neutral[start:at] if start >= 0
+                                          else st.key_head + neutral[:at])
                 continue
             if byte == _QUOTE:
                 st.in_string = True
                 st.string_start = base + at + 1
                 st.last_string = None
+                st.key_head = b""
                 if st.depth == parent:
                     st.after_key = None  # a string value, or the next key
             elif byte in _OPENERS:
@@ -199,6 +203,10 @@ class Scanner:
                     st.after_key = None
             elif byte == _COLON and st.depth == parent:
                 st.after_key = st.last_string
+        if st.in_string and st.depth == parent and not st.activated:
+            start = st.string_start - base
+            head = neutral[start:] if start >= 0 else st.key_head + neutral
+            st.key_head = head[:257]
         tail = neutral[neutral.rfind(b'"') + 1:] if not st.in_string else b""
         self.pending = self.open_token(tail, base + len(neutral))
         return marks
