@@ -168,3 +168,15 @@ def test_yaml_alias_bomb_in_front_matter_is_refused_quickly(tmp_path):
     assert "expands to more than" in issue.message
     [event] = [i for i in items if isinstance(i, Event)]
     assert event.text == "# hello\nbody\n" and event.raw["front_matter"] == {}
+
+
+def test_bench_hostile_runs_and_deep_nesting_stays_flat(tmp_path):
+    out = tmp_path / "hostile.json"
+    done = subprocess.run([CLI, "bench", "hostile", "--parts", "deep", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    cases = json.loads(out.read_text())["parts"]["deep"]
+    assert [c["depth"] for c in cases] == [1_000, 10_000, 100_000, 1_000_000]
+    assert all(c["events"] == 2 and c["issues"] == 1 for c in cases), cases
+    peaks = [c["peak_rss_mb"] for c in cases]
+    assert max(peaks) - min(peaks) < 50, peaks  # flat in depth (was 2.2 GB at 30,000)
