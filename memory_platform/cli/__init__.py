@@ -1,5 +1,5 @@
-"""The command line face: main.py assembles the commands of cairn.py, dream.py, review.py,
-vault.py, tokens.py, serve.py, hooks.py and bench.py over common.py."""
+"""The command line face: main.py assembles the commands of cairn.py, dream.py, curator.py,
+review.py, vault.py, orchard.py, tokens.py, serve.py, hooks.py and bench.py over common.py."""
 
 from memory_platform.cli.main import app, main
 
