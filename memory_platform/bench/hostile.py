@@ -2,7 +2,8 @@
 import (issue 11): deep nesting at several depths, one long string at several sizes (and a
 1 GB string in a 2 MB zip), each inside a claude.ai export between two good conversations.
 
-Every case is parsed in a fresh Python process (peak RSS is per case) by the claude.ai adapter
+Every case is parsed in a fresh Python process (peak RSS is per case: the process's VmHWM,
+since ru_maxrss after exec also holds the parent's) by the claude.ai adapter
 with the events turned into rows, which is all of the import but the database. Bounded means
 peak RSS stays flat as depth grows and grows no faster than the kept string; linear means
 seconds per MB stay flat. The `overhead` part times the guard on ordinary synthetic exports
@@ -29,7 +30,7 @@ ZIP_STRING_MB = 1024
 PARTS = ("deep", "long", "zip", "overhead")
 
 _CHILD = """
-import json, resource, sys, time
+import json, sys, time
 from pathlib import Path
 from memory_platform.adapters import get_adapter
 from memory_platform.adapters.base import Event, ParseIssue
@@ -47,7 +48,8 @@ for item in get_adapter("claude-ai").parse(Path(sys.argv[1])):
         messages.append(item.message[:120])
 print(json.dumps({
     "seconds": time.perf_counter() - wall, "cpu_seconds": time.process_time() - cpu,
-    "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "peak_rss_mb": next(int(line.split()[1]) for line in open("/proc/self/status")
+                        if line.startswith("VmHWM")) / 1024,
     "events": events, "issues": issues, "messages": messages[:3]}))
 """
 

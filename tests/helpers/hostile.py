@@ -87,7 +87,10 @@ def peak_rss_mb(code: str, env: dict | None = None, limit_mb: int = 3000) -> tup
         "import resource, sys\n"
         f"resource.setrlimit(resource.RLIMIT_AS, ({limit_mb} << 20, {limit_mb} << 20))\n"
         f"{code}\n"
-        "print('PEAK_RSS_KB', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+        # VmHWM, not ru_maxrss: after exec Linux carries the parent's high-water mark into
+        # ru_maxrss, so a child of a big test worker would report the worker's size.
+        "print('PEAK_RSS_KB', next(int(l.split()[1]) for l in open('/proc/self/status')"
+        " if l.startswith('VmHWM')))\n"
     )
     repo = Path(__file__).resolve().parents[2]
     full_env = {**os.environ, "PYTHONPATH": str(repo), **(env or {})}
