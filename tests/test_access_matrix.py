@@ -80,6 +80,7 @@ def _values(world, inside: bool) -> dict:
         "week": "2026-W10", "name": "activity.png",
         "project": "work-api" if inside else str(world.personal_project),
         "proposal_id": 1,
+        "run_id": 1,
         "q": "port" if inside else PERSONAL_MARK,
         "since": "2026-03-01T00:00:00Z", "until": "2026-03-04T00:00:00Z",
     }

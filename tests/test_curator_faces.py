@@ -5,9 +5,9 @@ week's cuts and (loudly) refused runs."""
 from datetime import date, datetime, timedelta, timezone
 
 import pytest
-from fastapi.testclient import TestClient
 from typer.testing import CliRunner
 
+from helpers.api import local_client
 from helpers.curator import ACME, STALE, answering, good_plan, make_repo, seed, stale_cuts
 from memory_platform.curator.config import CuratorConfig
 from memory_platform.curator.execute import execute
@@ -39,9 +39,10 @@ def cut(db, tmp_path):
 def test_rest_lists_and_restores_within_the_callers_scope(db, cut):
     from memory_platform.api.app import create_app
 
-    client = TestClient(create_app(db))
-    _, work = tokens.create(db, ["work"], name="laptop-work")
-    _, acme = tokens.create(db, ["acme"], name="laptop-acme")
+    client = local_client(create_app(db))
+    _, work = tokens.create(db, ["work"], name="laptop-work", kind="person")
+    _, acme = tokens.create(db, ["acme"], name="laptop-acme", kind="person")
+    _, agent = tokens.create(db, ["acme"], name="agent-acme", kind="agent")
     as_work = {"Authorization": f"Bearer {work}"}
     as_acme = {"Authorization": f"Bearer {acme}"}
 
@@ -62,6 +63,10 @@ def test_rest_lists_and_restores_within_the_callers_scope(db, cut):
 
     target = cut["ids"][0]
     assert client.post(f"/curator/cuts/{target}/restore", headers=as_work).status_code == 404
+    # an agent may read the curator's books but not undo its decisions
+    as_agent = {"Authorization": f"Bearer {agent}"}
+    assert client.get("/curator/cuts", headers=as_agent).status_code == 200
+    assert client.post(f"/curator/cuts/{target}/restore", headers=as_agent).status_code == 403
     restored = client.post(f"/curator/cuts/{target}/restore", headers=as_acme)
     assert restored.status_code == 200, restored.text
     assert restored.json()["text"] == STALE and restored.json()["status"] == "active"
