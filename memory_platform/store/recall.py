@@ -96,6 +96,29 @@ def standing_facts(conn: psycopg.Connection, namespaces: Sequence[str], categori
         {"ns": list(namespaces), "cats": list(categories), "limit": limit}).fetchall())
 
 
+def fulltext_matches(conn: psycopg.Connection, query: str, namespaces: Sequence[str], *,
+                     limit: int) -> list[dict]:
+    """Current, non-sensitive primary memories sharing words (English stems, stop words
+    dropped) with `query`, from the GIN index: id, matched (distinct query stems the memory
+    holds), terms (stems in the query), rank. Most stems matched first."""
+    rows = conn.execute(
+        """WITH q AS (SELECT tsvector_to_array(to_tsvector('english', %(q)s)) AS terms),
+                tq AS (SELECT (SELECT string_agg(quote_literal(t), ' | ') FROM unnest(q.terms) t)
+                              ::tsquery AS query, cardinality(q.terms) AS n, q.terms FROM q)
+           SELECT m.id,
+                  (SELECT count(*) FROM unnest(tq.terms) t
+                   WHERE t = ANY(tsvector_to_array(to_tsvector('english', m.text)))),
+                  tq.n, ts_rank(to_tsvector('english', m.text), tq.query)
+           FROM tq, memories m
+           WHERE tq.n > 0 AND to_tsvector('english', m.text) @@ tq.query
+             AND m.status = 'active' AND m.namespace = ANY(%(ns)s) AND m.review IS NULL
+             AND m.valid_to IS NULL AND m.superseded_by IS NULL AND NOT m.sensitive
+           ORDER BY 2 DESC, 4 DESC, m.id LIMIT %(limit)s""",
+        {"q": query, "ns": list(namespaces), "limit": limit}).fetchall()
+    return [{"id": int(r[0]), "matched": int(r[1]), "terms": int(r[2]), "rank": float(r[3])}
+            for r in rows]
+
+
 def vault_fingerprints(conn: psycopg.Connection) -> dict[str, int]:
     """Per primary namespace: the latest audit id of its memories (0 for none). It moves
     with every add, edit, archive, promotion and supersede, whichever face made it."""

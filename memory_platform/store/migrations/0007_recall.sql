@@ -30,6 +30,9 @@ ALTER TABLE memories ADD COLUMN sensitive_kinds text[] NOT NULL DEFAULT '{}';
 -- The backfill and the wiki read a namespace's current memories by topic.
 CREATE INDEX memories_topic_idx ON memories (namespace, topic) WHERE status = 'active';
 CREATE INDEX memories_unclassified_idx ON memories (id) WHERE topic IS NULL;
+-- The prompt hook's keyword relevance: full-text over current memories (store/recall.py).
+CREATE INDEX memories_text_search_idx ON memories
+    USING gin (to_tsvector('english'::regconfig, text)) WHERE status = 'active';
 
 -- What the wiki build last wrote, per file: a rebuild compares a file's bytes with
 -- `sha256` before writing it, so a person's edit not yet taken in is never overwritten;
