@@ -5,12 +5,18 @@ import dagster as dg
 from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
+from memory_platform.assets.recall import RECALL_ASSETS
 from memory_platform.assets.vault import VAULT_ASSETS
 from memory_platform.checks.cairn import raw_events_checks
 from memory_platform.checks.dream import dream_checks
 from memory_platform.checks.review import review_checks
 from memory_platform.jobs import JOBS
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.sensors.recall import (
+    lint_after_dream_sensor,
+    weekly_lint_schedule,
+    wiki_sensor,
+)
 from memory_platform.sensors.review import pending_memories_sensor
 from memory_platform.sensors.schedules import nightly_dream_schedule
 from memory_platform.sensors.session_end import session_end_sensor
@@ -18,10 +24,11 @@ from memory_platform.sensors.sources import source_folders_sensor
 
 defs = dg.Definitions(
     assets=[source_files, raw_events, raw_events_lake, event_embeddings, *DREAM_ASSETS,
-            *VAULT_ASSETS],
+            *VAULT_ASSETS, *RECALL_ASSETS],
     asset_checks=[*raw_events_checks, *dream_checks, *review_checks],
     jobs=JOBS,
-    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor],
-    schedules=[nightly_dream_schedule],
+    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor, wiki_sensor,
+             lint_after_dream_sensor],
+    schedules=[nightly_dream_schedule, weekly_lint_schedule],
     resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier()},
 )

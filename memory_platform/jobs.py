@@ -6,6 +6,7 @@ import dagster as dg
 from memory_platform.assets.cairn import raw_events, raw_events_lake
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
+from memory_platform.assets.recall import vault_lint, vault_wiki
 from memory_platform.assets.vault import vault_promotions
 
 # Dagster's own tags for a single run over a partition range.
@@ -49,4 +50,18 @@ vault_promotion_job = dg.define_asset_job(
     "pending shadow entry: the promotion as a Dagster run, whichever face it came from.",
 )
 
-JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job]
+build_wiki_job = dg.define_asset_job(
+    "build_wiki_job",
+    selection=[vault_wiki],
+    description="Take people's edits to a namespace's wiki files into the vault, then rewrite "
+    "the wiki from the vault (never over an edit not taken in).",
+)
+
+lint_vault_job = dg.define_asset_job(
+    "lint_vault_job",
+    selection=[vault_lint],
+    description="Find contradictions, stale claims, orphans and near-duplicates in every "
+    "primary namespace, as findings for review. Changes no memory.",
+)
+
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, build_wiki_job, lint_vault_job]

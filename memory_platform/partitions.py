@@ -12,3 +12,8 @@ daily_partitions = dg.DailyPartitionsDefinition(start_date=history_start(), end_
 # by `pending_memories_sensor`; `vault_promotions` materializes them.
 PENDING_PARTITIONS_NAME = "pending_memories"
 pending_memories = dg.DynamicPartitionsDefinition(name=PENDING_PARTITIONS_NAME)
+
+# One partition per primary namespace (key: its name), added by `wiki_sensor`; each is
+# that namespace's markdown wiki (`vault_wiki`).
+WIKI_PARTITIONS_NAME = "wiki_namespaces"
+wiki_namespaces = dg.DynamicPartitionsDefinition(name=WIKI_PARTITIONS_NAME)

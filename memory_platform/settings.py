@@ -83,6 +83,25 @@ class Settings(BaseSettings):
     digest_webhook: str | None = Field(None, description=(
         "POST each dream digest as `{\"text\": markdown}` to this URL."))
 
+    # --- recall -------------------------------------------------------------------------
+    session_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(1500, description=(
+        "Token budget of the context a Claude Code session starts with "
+        "(`hook session-start`)."))
+    prompt_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(400, description=(
+        "Token budget of the memories added to a prompt (`hook prompt`)."))
+    recall_server: str = Field("auto", pattern="^(auto|off)$", description=(
+        "`auto`: the hooks start a resident process on first use (fast hooks: it keeps the "
+        "database and the embedding model loaded); `off`: every hook works in its own "
+        "process (slower, keyword relevance only)."))
+    recall_idle_minutes: Annotated[int, Field(ge=1)] = Field(30, description=(
+        "The resident hook process exits after this many minutes without a request."))
+    wiki_sensitive: bool = Field(False, description=(
+        "Write memories holding personal data to the wiki too (they are left out by "
+        "default)."))
+    classifier_llm: bool = Field(False, description=(
+        "Ask the configured LLM for the category and topic of memories the rules are unsure "
+        "of (on wiki builds and `memory-platform recall classify`)."))
+
     # --- faces ----------------------------------------------------------------------------
     api_token: SecretStr | None = Field(None, description=(
         "Admin bearer token of `serve` (every namespace); scoped ones come from "

@@ -12,6 +12,8 @@ Rules kept here:
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+import orjson
 import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
@@ -165,6 +167,21 @@ def current_facts(conn: psycopg.Connection, namespace: str) -> list[dict]:
         sql.SQL("SELECT {} FROM memories m WHERE m.namespace = %s AND m.status = 'active' "
                 "AND m.review IS NULL AND m.valid_to IS NULL ORDER BY m.id").format(_COLS),
         (namespace,)).fetchall())
+
+
+def fact_vectors(conn: psycopg.Connection, model: str, ids: Sequence[int]
+                 ) -> tuple[list[int], np.ndarray]:
+    """(ids, unit vectors) of the given memories for `model`: lint scores every pair of a
+    namespace's current facts, so it reads their vectors once (ids without one are left
+    out)."""
+    rows = conn.execute(
+        "SELECT memory_id, embedding::text FROM memory_embeddings "
+        "WHERE model = %s AND memory_id = ANY(%s) ORDER BY memory_id",
+        (model, [int(i) for i in ids])).fetchall()
+    if not rows:
+        return [], np.zeros((0, 0), dtype=np.float32)
+    return ([int(r[0]) for r in rows],
+            np.asarray([orjson.loads(r[1]) for r in rows], dtype=np.float32))
 
 
 def missing_sources(conn: psycopg.Connection, namespace: str) -> dict[int, list[int]]:
