@@ -68,6 +68,9 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     guarded = [Depends(authorize)]
     app.include_router(vault_router(database, resolve_caller, embedder=vault_embedder))
+    from memory_platform.api.recall import recall_router
+
+    app.include_router(recall_router(database, resolve_caller, embedder=vault_embedder))
     from memory_platform.api.dashboard import mount_dashboard
 
     mount_dashboard(app, database)  # /review: the review dashboard

@@ -127,6 +127,8 @@ class Memory(BaseModel):
     created_at: datetime
     updated_at: datetime
     content_hash: str
+    topic: str | None = Field(None, description="A short slug (None: not classified yet)")
+    sensitive: bool = Field(False, description="Holds personal data: never injected")
 
 
 class MemoryWritten(Memory):
@@ -151,12 +153,14 @@ class Namespace(BaseModel):
 
 class NewMemory(BaseModel):
     text: str = Field(min_length=1, description="One self-contained statement.")
-    category: Category = "user"
+    category: Category | None = Field(None, description="Default: chosen by rules")
+    topic: str | None = Field(None, description="A short slug; default: chosen by rules")
 
 
 class MemoryEdit(BaseModel):
     text: str | None = Field(None, min_length=1)
     category: Category | None = None
+    topic: str | None = None
 
 
 # --- routes ------------------------------------------------------------------------------
@@ -210,7 +214,8 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
     def edit_memory(caller: CallerDep, memory_id: int, body: MemoryEdit) -> dict:
         """Edit the text and/or category of an active memory; audited (before/after)."""
         return _errors(access.edit, database, caller.scope, memory_id, actor=caller.actor,
-                       text=body.text, category=body.category, embedder=embedder)
+                       text=body.text, category=body.category, embedder=embedder,
+                       topic=body.topic)
 
     @router.delete("/memories/{memory_id:int}", response_model=MemoryChanged)
     def archive_memory(caller: CallerDep, memory_id: int) -> dict:
@@ -245,7 +250,8 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
         vault_add, which stages into <namespace>__ideas). The text is embedded in the
         same request."""
         row = _errors(access.add, database, caller.scope, namespace, body.text,
-                      body.category, actor=caller.actor, embedder=embedder)
+                      body.category, actor=caller.actor, embedder=embedder,
+                      topic=body.topic)
         response.status_code = 201 if row["created"] else 200
         return row
 

@@ -11,7 +11,9 @@
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
     memory-platform dream [--date D | --since D --until D] [--json]
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
-    memory-platform bench ingest|search|dedup|review
+    memory-platform hook session-start | hook prompt   (SessionStart / UserPromptSubmit hooks)
+    memory-platform wiki build [NAMESPACE] | lint run|list|resolve | recall serve|stop|classify
+    memory-platform bench ingest|search|dedup|review|recall
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -23,7 +25,7 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli import bench, cairn, dream, hooks, review, serve, tokens, vault
+from memory_platform.cli import bench, cairn, dream, hooks, recall, review, serve, tokens, vault
 from memory_platform.cli.common import STATE
 
 app = typer.Typer(
@@ -54,6 +56,9 @@ app.add_typer(vault.vault_app, name="vault")
 app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(bench.bench_app, name="bench")
+app.add_typer(recall.wiki_app, name="wiki")
+app.add_typer(recall.lint_app, name="lint")
+app.add_typer(recall.recall_app, name="recall")
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from pathlib import Path
 from memory_platform.store import Database
 from memory_platform.store import dream as store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.store import recall as recall_store
 
 MAX_LISTED = 20  # per section; the counts are always complete
 
@@ -29,6 +30,7 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         verdicts = store.rejected_in_days(conn, days)
         counts = store.candidate_counts_in(conn, days)
         backlog = namespace_store.backlog(conn)
+        findings = recall_store.open_counts(conn)
     rejected = [v for v in verdicts if v["verdict"] in ("duplicate", "same_fact")]
     contradictions = [v for v in verdicts if v["verdict"] == "contradiction"]
     pending = sum(b["pending"] for b in backlog)
@@ -62,6 +64,10 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
               f"{pending} pending" + (f"; the oldest waits for {oldest_days} days" if oldest
                                       else "") + "."]
     lines += [f"- {b['namespace']}: {b['pending']}" for b in backlog if b["pending"]]
+    open_findings = sum(n for kinds in findings.values() for n in kinds.values())
+    lines += ["", f"## Lint findings waiting for review: {open_findings}"]
+    lines += [f"- {ns}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+              for ns, kinds in sorted(findings.items())]
     figures = {
         "staged": len(staged),
         "rejected_as_known": len(rejected),
@@ -69,6 +75,7 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         "candidates_by_status": counts,
         "backlog_pending": pending,
         "backlog_oldest_days": oldest_days,
+        "lint_findings_open": open_findings,
     }
     return "\n".join(lines) + "\n", figures
 

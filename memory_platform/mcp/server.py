@@ -334,11 +334,13 @@ def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) 
                                                     "work.")],
         text: Annotated[str, Field(min_length=1, description="One self-contained "
                                                              "statement.")],
-        category: Category = "user",
+        category: Category | None = None,
         why: Annotated[str | None, Field(description="Why it is worth remembering.")] = None,
+        topic: Annotated[str | None, Field(description="A short slug, e.g. database "
+                                                       "(default: chosen by rules).")] = None,
     ) -> VaultIdea:
         row = access.add_idea(database, scope, namespace, text, category, actor="mcp:agent",
-                              why=why, embedder=embedder)
+                              why=why, embedder=embedder, topic=topic)
         return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
                          created=row["created"])
 
