@@ -35,7 +35,7 @@ class Finding:
 # --- e-mail ------------------------------------------------------------------------------
 
 _EMAIL = re.compile(
-    r"(?<![\w.@+-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@"
+    r"(?<![\w.@+:/-])([A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@"
     r"((?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+([A-Za-z]{2,24}))(?![\w@-])")
 # A TLD that is a file extension is a retina asset or a package file ("logo@2x.png").
 _FILE_SUFFIXES = {"png", "jpg", "jpeg", "gif", "svg", "webp", "js", "ts", "py", "css", "json",
