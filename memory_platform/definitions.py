@@ -12,6 +12,7 @@ from memory_platform.checks.dream import dream_checks
 from memory_platform.checks.review import review_checks
 from memory_platform.jobs import JOBS
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.sensors.dream_after_ingest import dream_after_ingest_sensor
 from memory_platform.sensors.recall import (
     lint_after_dream_sensor,
     weekly_lint_schedule,
@@ -27,8 +28,8 @@ defs = dg.Definitions(
             *VAULT_ASSETS, *RECALL_ASSETS],
     asset_checks=[*raw_events_checks, *dream_checks, *review_checks],
     jobs=JOBS,
-    sensors=[source_folders_sensor, session_end_sensor, pending_memories_sensor, wiki_sensor,
-             lint_after_dream_sensor],
+    sensors=[source_folders_sensor, session_end_sensor, dream_after_ingest_sensor,
+             pending_memories_sensor, wiki_sensor, lint_after_dream_sensor],
     schedules=[nightly_dream_schedule, weekly_lint_schedule],
     resources={"cairn": CairnResource(), "llm": LLMFactory(), "notifier": DigestNotifier()},
 )

@@ -12,12 +12,16 @@ from memory_platform.assets.vault import vault_promotions
 # Dagster's own tags for a single run over a partition range.
 RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
+PARTITION_TAG = "dagster/partition"  # a run over one partition
 # Ours: who or what launched a run, and for review decisions which entry and what decision.
 TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, cli, dashboard, ...
 SESSIONS_TAG = "memory-platform/sessions"  # how many ended sessions a dream run covers
 ACTOR_TAG = "memory-platform/actor"
 DECISION_TAG = "memory-platform/decision"
 MEMORY_TAG = "memory-platform/memory-id"
+# On an ingest run: what runs next over the same days once it succeeds
+# (`dream_after_ingest_sensor`): "dream" for the nightly schedule and the session-end sensor.
+THEN_TAG = "memory-platform/then"
 
 
 def range_tags(first: str, last: str, **extra: str) -> dict[str, str]:
@@ -32,12 +36,15 @@ ingest_raw_events_job = dg.define_asset_job(
     "and embed them, so a session that just ended is searchable.",
 )
 
+# The dream is its own job, after an ingest run over the same days: its LLM assets backfill
+# at most a week per run (multi_run(7)), while raw events import a range in one run
+# (single_run), and one job cannot have both.
 dream_job = dg.define_asset_job(
     "dream_job",
-    selection=[raw_events, event_embeddings, *DREAM_ASSETS],
-    description="Ingest a day (or a range of days), dream over what was not dreamed yet, "
-    "dedup, stage into shadow namespaces and write the digest. Nothing reaches a primary "
-    "namespace without review.",
+    selection=DREAM_ASSETS,
+    description="Dream over what was not dreamed yet in a day (or a range of days), dedup, "
+    "stage into shadow namespaces and write the digest. Launched after the ingest run of the "
+    "same days. Nothing reaches a primary namespace without review.",
 )
 
 vault_promotion_job = dg.define_asset_job(

@@ -12,15 +12,20 @@ Importing this module loads the definitions (Dagster itself); faces import it on
 commands that launch something.
 """
 
+import contextlib
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import dagster as dg
 
-from memory_platform import synthetic
+from memory_platform import progress, synthetic
 from memory_platform.assets.vault import PromotionConfig, vault_promotions
 from memory_platform.days import clamp_to_partitions, days_of_keys
 from memory_platform.definitions import defs
@@ -110,24 +115,104 @@ def bring_up(
         span = clamp_to_partitions(*span, datetime.now(timezone.utc))
         if span:
             log(f"importing raw events {span[0]} .. {span[1]} (one run)…")
-            run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
+            with progress.listening(log):
+                run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
             if not run.success:
                 raise RuntimeError("the ingest run failed; see `dagster dev` run logs")
             partitions = len(days_of_keys(*span))
     return {**catalog.database_summary(database), "partitions": partitions}
 
 
-def serve_ui(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> int:
-    """`dagster dev` on the project's definitions, with Dagster's storage beside the data."""
-    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)}
+# `dagster dev` still works but says `dg dev` supersedes it, in every start; that is
+# Dagster's roadmap, not the user's concern.
+_CHILD_WARNINGS = "ignore:Function `dev_command` is superseded"
+UI_START_TIMEOUT = 180.0
+STOP_GRACE = 30.0
+
+
+def _default_signals() -> None:
+    """In the `dagster dev` child: SIGINT and SIGTERM back to their defaults. Started in the
+    background (`memory-platform up &`, nohup) a process inherits SIGINT ignored, and
+    Dagster maps SIGTERM to SIGINT's handler: the whole tree would ignore both."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def serve_ui(settings: Settings, host: str = "127.0.0.1", port: int = 3000,
+             log: Callable[[str], None] = print) -> int:
+    """`dagster dev` on the project's definitions, with Dagster's storage beside the data.
+    Says where the UI is once its port answers. SIGINT or SIGTERM to this process stops the
+    whole tree (webserver, daemon, code server) and waits for it; a tree that does not stop
+    within STOP_GRACE seconds is terminated, then killed. Returns the child's exit code."""
+    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home),
+           "PYTHONWARNINGS": _CHILD_WARNINGS}
     command = [
         sys.executable, "-m", "dagster", "dev", "-m", "memory_platform.definitions",
         "-h", host, "-p", str(port),
     ]
+    # Its own session: a signal meant for the tree goes through here, once, and the group
+    # can be ended as a whole if it does not stop by itself.
+    child = subprocess.Popen(command, env=env, start_new_session=True,
+                             preexec_fn=_default_signals)
+    stopping = threading.Event()
+
+    def forward(signum, frame) -> None:
+        stopping.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGINT)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
-        return 0
+        deadline = time.monotonic() + UI_START_TIMEOUT
+        while child.poll() is None and not stopping.is_set():
+            if _answers(host, port):
+                log(f"Dagster UI: http://{host}:{port}  (Ctrl-C or SIGTERM to stop)")
+                break
+            if time.monotonic() > deadline:
+                log(f"the Dagster UI did not answer on {host}:{port} within "
+                    f"{UI_START_TIMEOUT:.0f} s; still waiting (see the lines above)")
+                deadline = float("inf")
+            time.sleep(0.5)
+        while child.poll() is None and not stopping.wait(1.0):
+            pass
+        return _stop(child) if stopping.is_set() else child.returncode
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop(child: subprocess.Popen) -> int:
+    """Wait for a tree that was asked to stop; terminate, then kill, what lingers."""
+    for sig, grace in ((None, STOP_GRACE), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, sig)
+        if _group_gone(child, grace):
+            break
+    child.wait()
+    return 0 if child.returncode in (0, -signal.SIGINT, 130) else child.returncode
+
+
+def _group_gone(child: subprocess.Popen, timeout: float) -> bool:
+    """Whether every process of the child's group has exited within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        child.poll()  # reap the leader: a zombie still counts as a member of its group
+        try:
+            os.killpg(child.pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
 
 
 def run_dream(
@@ -139,8 +224,15 @@ def run_dream(
 
     provider_from_env()  # no provider: stop now with the settings to set, not mid-run
     instance = prepare_instance(settings)
-    log(f"dreaming {first} .. {last} (one run)…")
-    run = run_job(dream_job, instance, tags=range_tags(first, last, **{TRIGGER_TAG: "cli"}))
+    tags = range_tags(first, last, **{TRIGGER_TAG: "cli"})
+    with progress.listening(log):
+        log(f"importing {first} .. {last} first…")
+        ingest = run_job(ingest_raw_events_job, instance, tags=tags)
+        if not ingest.success:
+            raise RuntimeError(f"the ingest run {ingest.run_id} failed; see `dagster dev` "
+                               f"run logs")
+        log(f"dreaming {first} .. {last} (one run)…")
+        run = run_job(dream_job, instance, tags=tags)
     if not run.success:
         raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
     digest = run.asset_materializations_for_node("dream_digest")

@@ -18,7 +18,8 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
     """events, conversations, source_files, event_revisions, database_bytes, database,
     by_source {source: {events, conversations, first, last}}, by_month [{month, source,
     events}], vault [{namespace, memories, pending_review, oldest_pending_days}],
-    undreamed {first, last} or None, warnings [str]."""
+    undreamed {first, last} or None, files_with_errors [{kind, path, errors,
+    last_import_at}], warnings [str]."""
     now = now or datetime.now(timezone.utc)
     backlog = {e["namespace"]: e for e in queue.overview(db, now=now)}
     undreamed = undreamed_span(db, settings, now)
@@ -37,12 +38,13 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
         **totals["summary"],
         "by_source": totals["by_source"],
         "by_month": totals["by_month"],
-        "database": "external" if settings.database_url else f"embedded ({settings.pgdata})",
+        "database": "external" if settings.database_url else f"embedded in {settings.pgdata}",
         "vault": [{"namespace": n["name"], "memories": n["active"],
                    "pending_review": backlog.get(n["name"], {}).get("pending", 0),
                    "oldest_pending_days": round(backlog[n["name"]]["age_seconds"] / 86400, 1)
                    if n["name"] in backlog else None}
                   for n in primary_namespaces(db)],
         "undreamed": {"first": undreamed[0], "last": undreamed[1]} if undreamed else None,
+        "files_with_errors": catalog.files_with_errors(db),
         "warnings": warnings,
     }

@@ -17,7 +17,6 @@ labelled personal-data / credential set.
 
 import json
 import os
-import platform
 import random
 import statistics
 import subprocess
@@ -28,6 +27,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from memory_platform.bench.common import machine, scratch_db, server_url
 from memory_platform.store import Database
 from memory_platform.store import memories as memory_store
 
@@ -314,15 +314,10 @@ def at_scale(db: Database, size: int, calls: int, log: Log) -> dict:
 def run(out: Path, *, size: int = 10_000, calls: int = 40, parts: tuple[str, ...] = (
         "labelled", "scale", "hooks"), log: Log = print) -> dict:
     """The parts asked for, on a scratch database and home; print, write JSON."""
-    from memory_platform.bench.ingest import _admin_url
-    from memory_platform.bench.search import _scratch_db
-
     report: dict = {"benchmark": "recall",
                     "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-                    "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                                "platform": platform.platform(),
-                                # shared, loaded machine: other work slows every figure
-                                "uptime_at_start": _uptime()}}
+                    # shared, loaded machine: other work slows every figure
+                    "machine": {**machine(), "uptime_at_start": _uptime()}}
     if "labelled" in parts:
         log("labelled personal-data / credential set:")
         report["labelled"] = labelled(log)
@@ -330,9 +325,9 @@ def run(out: Path, *, size: int = 10_000, calls: int = 40, parts: tuple[str, ...
         keys = ("MEMORY_PLATFORM_HOME", "MEMORY_PLATFORM_DATABASE_URL")
         saved = {k: os.environ.get(k) for k in keys}
         with tempfile.TemporaryDirectory(prefix="mp-bench-recall-") as tmp:
-            admin_url = _admin_url(Path(tmp))
+            admin_url = server_url(Path(tmp))
             try:
-                with _scratch_db(admin_url) as db:
+                with scratch_db(admin_url, "recall") as db:
                     home = Path(tmp) / "home"
                     home.mkdir()
                     (home / "routing.toml").write_text(

@@ -7,7 +7,7 @@ import typer
 
 from memory_platform.cli.common import run, say
 
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
+bench_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
 
 
 def _ints(values: str) -> list[int]:

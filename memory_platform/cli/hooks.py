@@ -12,7 +12,7 @@ import typer
 from memory_platform.cli.common import STATE, fail
 from memory_platform.settings import load_settings
 
-hook_app = typer.Typer(no_args_is_help=True, help="Entry points for Claude Code hooks.")
+hook_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Entry points for Claude Code hooks.")
 
 
 @hook_app.command("session-end")

@@ -28,7 +28,7 @@ import typer
 from memory_platform.cli import bench, cairn, dream, hooks, recall, review, serve, tokens, vault
 from memory_platform.cli.common import STATE
 
-app = typer.Typer(
+app = typer.Typer(rich_markup_mode=None, 
     add_completion=False,
     no_args_is_help=True,
     help="memory-platform: every AI conversation you have had, in one searchable place.",

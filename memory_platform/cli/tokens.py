@@ -15,7 +15,7 @@ import typer
 
 from memory_platform.cli.common import database, err, out, run, to_json
 
-token_app = typer.Typer(
+token_app = typer.Typer(rich_markup_mode=None, 
     no_args_is_help=True,
     help="API tokens scoped to vault namespaces (stored hashed).",
 )
@@ -70,7 +70,8 @@ def token_list(
                       f"  created {_when(row['created_at'])}  last used "
                       f"{_when(row['last_used_at'])}  {state}", highlight=False, markup=False)
         live = sum(1 for r in rows if not r["revoked_at"])
-        out.print(f"total: {len(rows)} tokens ({live} live)", highlight=False)
+        noun = "token" if len(rows) == 1 else "tokens"
+        out.print(f"total: {len(rows)} {noun} ({live} live)", highlight=False)
 
     run(body)
 

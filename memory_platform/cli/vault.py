@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from memory_platform.cli.common import actor, database, err, one_line, out, run, to_json
 
-vault_app = typer.Typer(
+vault_app = typer.Typer(rich_markup_mode=None, 
     no_args_is_help=True,
     help="Durable memories, one namespace per project or persona.",
 )
@@ -37,7 +37,9 @@ def vault_add(
         help="A short slug, e.g. database (default: chosen by rules).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored memory.")] = False,
 ) -> None:
-    """Add a memory to a namespace (created on first write); the same text is added once."""
+    """Add a memory (the same text is added once).
+
+    Add a memory to a namespace (created on first write); the same text is added once."""
     def body():
         from memory_platform.vault import service
         from memory_platform.vault.tokens import Scope
@@ -98,7 +100,9 @@ def vault_search(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] =
         False,
 ) -> None:
-    """Search memories by meaning and by exact words (current facts; --history adds the
+    """Search memories by meaning and by exact words.
+
+    Search memories by meaning and by exact words (current facts; --history adds the
     superseded ones, marked)."""
     def body():
         from memory_platform.vault import service
@@ -154,7 +158,9 @@ def vault_archive(
     memory_id: Annotated[int, typer.Argument(help="The memory's id (see `vault list`).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the memory.")] = False,
 ) -> None:
-    """Archive a memory: it leaves search and context, and stays restorable (audited;
+    """Archive a memory (restorable, never deleted).
+
+    Archive a memory: it leaves search and context, and stays restorable (audited;
     nothing is ever deleted)."""
     _set_status(memory_id, restore=False, as_json=as_json)
 
@@ -175,7 +181,9 @@ def vault_export(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")] = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Write every memory of a namespace to <namespace>.json and <namespace>.md (current
+    """Write a namespace to NAMESPACE.json and NAMESPACE.md.
+
+    Write every memory of a namespace to <namespace>.json and <namespace>.md (current
     facts, and superseded ones marked as such)."""
     def body():
         from memory_platform.vault.export import export_namespace

@@ -28,6 +28,7 @@ from memory_platform.store import catalog as catalog_store
 
 log = logging.getLogger(__name__)
 
+UNCHANGED_NOTE = " (the file is unchanged since this was reported)"
 CATALOG_CHUNK = 64  # files hashed and registered in the catalog with one statement
 
 
@@ -126,9 +127,7 @@ def _plan(
     full = window is None
     if (full and known and known.imported_sha256 and known.size_bytes == stat.st_size
             and known.mtime_ns == stat.st_mtime_ns):
-        report.files_unchanged += 1
-        with report.lock:
-            report.count(kind, 0, known.event_count)
+        _skip_unchanged(conn, known, path, report)
         return None
     resume_from = known.parsed_bytes if (full and known and known.parsed_bytes) else 0
     try:
@@ -138,9 +137,7 @@ def _plan(
         return None
     if full and known and known.imported_sha256 == sha:
         catalog_store.touch_source_file(conn, known.id, stat.st_size, stat.st_mtime_ns)
-        report.files_unchanged += 1
-        with report.lock:
-            report.count(kind, 0, known.event_count)
+        _skip_unchanged(conn, known, path, report)
         return None
     resume = bool(
         full and known and resume_from and hashed >= resume_from
@@ -153,6 +150,26 @@ def _plan(
         start_offset=known.parsed_bytes if resume and known else 0,
         start_line=known.parsed_lines if resume and known else 0,
     )
+
+
+def _skip_unchanged(conn, known: catalog_store.SourceFile, path: str,
+                    report: ImportReport) -> None:
+    """An unchanged file is not parsed again; but a file whose last import had errors keeps
+    reporting them (exit code 1) until it changes: a failure is never remembered as done."""
+    report.files_unchanged += 1
+    with report.lock:
+        report.count(known.kind, 0, known.event_count)
+    if not known.error_count:
+        return
+    stored = catalog_store.last_errors_of(conn, path)
+    for file, line, record_id, message in stored:
+        if not message.endswith(UNCHANGED_NOTE):
+            message += UNCHANGED_NOTE
+        report.errors.append(RecordError(file, line, record_id, message))
+    if not stored:  # counted by a catalog scan, which keeps no messages
+        report.errors.append(RecordError(
+            path, None, None, f"{known.error_count} record(s) could not be read the last "
+            f"time this file was parsed{UNCHANGED_NOTE}"))
 
 
 def _parse_file(

@@ -1,5 +1,7 @@
-"""The vault's service layer: durable memories, one namespace per project or persona. Plain
-functions over a `Database`, called by the CLI now and by the REST and MCP faces later.
+"""Memories without a caller's scope: writing one with its vector, listing a namespace in
+one snapshot, embedding what has no vector, fused semantic + verbatim search over given
+namespaces. The vault's own building blocks: faces never call this module, they call
+vault/service.py, which checks the scope and the write rules and then comes here.
 
 Vectors of memories come from the vault embedder, named by MEMORY_PLATFORM_VAULT_EMBEDDER
 (default `local`, the plain all-MiniLM-L6-v2). It is chosen separately from the events'
@@ -178,39 +180,6 @@ def embed_missing_memories(db: Database, embedder: Embedder | None = None) -> di
                 [(memory_id, v) for (memory_id, _), v in zip(page, vectors, strict=True)])
     return {"embedded": embedded, "model": embedder.name,
             "seconds": round(time.perf_counter() - began, 3)}
-
-
-def search(
-    db: Database,
-    query: str,
-    namespace: str | None = None,
-    k: int = 10,
-    *,
-    embedder: Embedder | None = None,
-    include_superseded: bool = False,
-) -> list[dict]:
-    """Memories nearest to `query` by meaning, plus those containing it verbatim (a port, a
-    version, an error code: tokens an embedding barely sees). Verbatim matches come first,
-    then by similarity. Without `namespace`, every primary namespace is searched; a shadow
-    namespace can be named to search what waits for review. Facts that stopped being true
-    (superseded, valid_to past) are left out unless `include_superseded`. Each hit: id,
-    namespace, text, review, status, valid_to, superseded_by, similarity (None when the
-    memory has no vector), match ('semantic', 'keyword' or 'both')."""
-    if not query or not query.strip():
-        raise ValueError("search needs a query")
-    if k <= 0:
-        raise ValueError("k must be positive")
-    embedder = embedder or vault_embedder()
-    vector = embedder.embed([memory_store.normalize_text(query)])[0]
-    with db.connect() as conn:
-        if namespace is not None:
-            _require_namespace(conn, namespace)
-            namespaces = [namespace]
-        else:
-            namespaces = [n["name"] for n in namespace_store.list_namespaces(conn)
-                          if n["kind"] == "primary"]
-    return search_namespaces(db, embedder, vector, query, namespaces, k,
-                             include_superseded=include_superseded)
 
 
 def search_namespaces(db: Database, embedder: Embedder, vector: np.ndarray, query: str,
