@@ -245,3 +245,40 @@ def test_hook_input_is_checked_and_the_client_finds_home_like_the_settings(monke
         else:
             monkeypatch.setenv("MEMORY_PLATFORM_HOME", value)
         assert hook_client.home() == load_settings().home
+
+
+# --- the faces -----------------------------------------------------------------------------
+
+
+def test_rest_serves_the_pack_and_findings_within_the_callers_scope(db, home):
+    from fastapi.testclient import TestClient
+
+    from memory_platform.api.app import create_app
+    from memory_platform.vault import tokens
+
+    ids = seed(db, home)
+    _, secret = tokens.create(db, ["personal"], name="laptop")
+    client = TestClient(create_app(db, vault_embedder=WORDS))
+    head = {"Authorization": f"Bearer {secret}"}
+    assert client.get("/vault/context", params={"project": "/src/acme", "namespace": "acme"},
+                      headers=head).status_code == 403
+    mine = client.get("/vault/context", params={"q": "peanuts allergy", "namespace":
+                                                 "personal"}, headers=head).json()
+    assert mine["memory_ids"] == [ids["peanuts"]] and mine["tokenizer"]
+    assert client.get("/vault/findings", headers=head).json() == {"findings": [], "total": 0}
+
+
+def test_the_dashboard_masks_a_sensitive_entry_until_revealed(db, home):
+    from memory_platform.api.dashboard.pages import cards
+    from memory_platform.vault import queue
+
+    with db.connect() as conn:
+        memory_store.add_memory(conn, namespace="acme__ideas", text="Ana's mobile is "
+                                "+33 6 12 34 56 78", source="agent", actor="mcp:agent",
+                                review="pending")
+    [entry], _ = queue.pending(db, "acme")
+    assert entry["sensitive"] and entry["masked_text"] == "Ana's mobile is [phone masked]"
+    html = cards([entry], ["acme"])
+    shown = html[html.index('<div class="text'):html.index("<template>")]
+    assert "[phone masked]" in shown and "+33" not in shown and 'class="reveal"' in shown
+    assert "<template>Ana&#39;s mobile is +33 6 12 34 56 78</template>" in html

@@ -146,9 +146,26 @@ def stop(settings: Settings | None = None, timeout: float = 5.0) -> bool:
     return True
 
 
-def spawn(settings: Settings) -> subprocess.Popen:
+def starting(settings: Settings) -> bool:
+    """True while a resident process holds the lock (warming up: not listening yet)."""
+    path = settings.home / "run" / "recall.lock"
+    if not path.exists():
+        return False
+    with path.open("a") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        fcntl.flock(handle, fcntl.LOCK_UN)
+    return False
+
+
+def spawn(settings: Settings) -> subprocess.Popen | None:
     """Start a resident process in the background, detached from the hook (its own
-    session), logging to $MEMORY_PLATFORM_HOME/logs/recall-server.log."""
+    session), logging to $MEMORY_PLATFORM_HOME/logs/recall-server.log. None when one is
+    already starting (it loads the model for seconds before it listens)."""
+    if starting(settings):
+        return None
     logs = settings.home / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     with (logs / "recall-server.log").open("a") as out:
