@@ -142,6 +142,21 @@ def test_an_unmappable_edit_is_reported_and_never_clobbered(db, home, words):
     assert target.read_text() == original
 
 
+def test_a_persons_own_file_in_the_wiki_is_reported_and_left_alone(db, home, words):
+    seed(db, home)
+    intake.sync(db, "acme")
+    own = wiki.wiki_dir("acme") / "notes.md"
+    own.write_text("- a to-do, not a memory\n")
+    before = _snapshot(db)
+    done = intake.sync(db, "acme")
+    assert done["intake"]["added"] == [] and own.read_text() == "- a to-do, not a memory\n"
+    [finding] = findings.list_findings(db, Scope.everything(), namespace="acme")
+    assert finding["evidence"]["file"] == "notes.md"
+    findings.resolve(db, finding["id"], "keep", actor="cli:test")
+    intake.sync(db, "acme")
+    assert own.exists() and _snapshot(db)[0] == before[0]
+
+
 def test_an_edit_of_a_memory_the_vault_changed_since_is_a_conflict(db, home, words):
     ids = seed(db, home)
     intake.sync(db, "acme")

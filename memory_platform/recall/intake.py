@@ -58,6 +58,14 @@ class IntakeReport:
                 "restored": self.restored}
 
 
+def owned(path: str) -> bool:
+    """A path the wiki writes: INDEX.md, topics/<slug>.md, episodes/<month>.md. Any other
+    file in the folder is a person's own, never read as memories nor touched."""
+    parts = path.split("/")
+    return path == INDEX or (len(parts) == 2 and parts[0] in ("topics", "episodes")
+                             and parts[1].endswith(".md"))
+
+
 def _file_topic(path: str) -> tuple[str | None, str | None]:
     """(category, topic) a new line in this file gets: a topic file names its topic, an
     episodes file its category; the index leaves both to the rules."""
@@ -97,6 +105,11 @@ class _Intake:
 
     def file(self, path: str, data: bytes, recorded: dict | None) -> None:
         sha = sha256(data)
+        if not owned(path):
+            self.finding(path, sha, "unmapped_edit", "a file the wiki does not write: its "
+                         "lines are not read as memories, and it is left alone",
+                         line_no=None, text=None)
+            return
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
@@ -214,7 +227,7 @@ def take_in(db: Database, namespace: str, *, home: Path | None = None,
     intake = _Intake(db, namespace, report, embedder or vault_embedder())
     for path, data in changed.items():
         intake.file(path, data, written.get(path))
-        if path not in report.held:
+        if path not in report.held and owned(path):
             # Taken in: record these bytes as read, so the build may now rewrite the file.
             with db.connect() as conn:
                 store.record_wiki_file(conn, namespace, path, sha256(data),

@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from memory_platform.dream.dedup import Neighbour, judge
-from memory_platform.dream.significant import differing_tokens, significant_tokens
+from memory_platform.dream.significant import significant_tokens
 from memory_platform.llm import LLM, LLMCallError
 from memory_platform.store import Database
 from memory_platform.store import recall as store
@@ -49,6 +49,12 @@ _NOW_WORDS = re.compile(
 _DEADLINE = re.compile(r"(?i)\b(until|by|before|due|deadline|expires?|ends?|next)\b[^.]{0,40}?"
                        r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _VERSION = re.compile(r"(?i)\b(?:v|version |release )?\d+\.\d+(?:\.\d+)?\b")
+# A value: a number, version, time, date, weekday or month. Two facts whose differing
+# significant tokens are all values state different values of one subject; a differing
+# name ("billing-3" / "billing-7", a path) means two subjects, not a contradiction.
+_VALUE = re.compile(r"(?i)^(?:v?[\d.,:/-]+[a-z%]{0,3}|(?:mon|tues|wednes|thurs|fri|satur|sun)"
+                    r"days?|jan\w*|feb\w*|mar\w*|apr\w*|may|june?|july?|aug\w*|sep\w*|"
+                    r"oct\w*|nov\w*|dec\w*)$")
 
 
 @dataclass
@@ -111,10 +117,11 @@ def _pairs(vectors: np.ndarray, floor: float):
     for start in range(0, n, BLOCK):
         sims = vectors[start:start + BLOCK] @ vectors.T
         rows, cols = np.nonzero(sims >= floor)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + r
-            if i < c:
-                yield i, c, float(sims[r, c])
+        upper = cols > rows + start  # each pair once, never a fact with itself
+        rows, cols = rows[upper], cols[upper]
+        for r, c, sim in zip(rows.tolist(), cols.tolist(), sims[rows, cols].tolist(),
+                             strict=True):
+            yield start + r, c, sim
 
 
 class _Run:
@@ -160,11 +167,20 @@ def lint_namespace(db: Database, namespace: str, *, llm: LLM | None = None,
     with db.connect() as conn:
         ids, vectors = store.fact_vectors(conn, embedder.name, list(by_id))
     floor = JUDGE_FROM if llm is not None else SUBJECT
+    # Each fact's significant tokens once (dream/significant.py's differing_tokens is their
+    # symmetric difference): templated facts can make millions of close pairs.
+    tokens_of = [frozenset(significant_tokens(by_id[i]["text"])) for i in ids]
+    values: dict[str, bool] = {}
     for i, j, sim in _pairs(vectors, floor) if len(ids) > 1 else ():
         a, b = by_id[ids[i]], by_id[ids[j]]
         if a["content_hash"] == b["content_hash"]:
             continue
-        tokens = differing_tokens(a["text"], b["text"])
+        tokens = tuple(sorted(tokens_of[i] ^ tokens_of[j]))
+        for t in tokens:
+            if t not in values:
+                values[t] = bool(_VALUE.match(t))
+        if not all(values[t] for t in tokens):
+            continue  # they name different things (see _VALUE)
         if sim >= SUBJECT:
             if tokens:
                 run.add("contradiction", [a, b], _pair_evidence(

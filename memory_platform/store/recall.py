@@ -98,27 +98,52 @@ def standing_facts(conn: psycopg.Connection, namespaces: Sequence[str], categori
         {"ns": list(namespaces), "cats": list(categories), "limit": limit}).fetchall())
 
 
+# A stem in more current memories than this says nothing about which one a prompt is about
+# ("service", "run"): it is left out of the full-text query. Counting stops at the cap, so
+# a common stem costs the same at 10k rows as at 1M.
+COMMON_STEM_ROWS = 200
+
+_ELIGIBLE_FACT = ("m.status = 'active' AND m.namespace = ANY(%(ns)s) AND m.review IS NULL "
+                  "AND m.valid_to IS NULL AND m.superseded_by IS NULL AND NOT m.sensitive")
+
+
 def fulltext_matches(conn: psycopg.Connection, query: str, namespaces: Sequence[str], *,
                      limit: int) -> list[dict]:
-    """Current, non-sensitive primary memories sharing words (English stems, stop words
-    dropped) with `query`, from the GIN index: id, matched (distinct query stems the memory
-    holds), terms (stems in the query), rank. Most stems matched first."""
+    """Current, non-sensitive primary memories sharing rare words (English stems, stop
+    words dropped) with `query`, from the GIN index: id, matched (distinct rare stems the
+    memory holds), terms (rare stems in the query). Most stems matched first. Stems held by
+    more than COMMON_STEM_ROWS memories are not searched."""
+    stems = conn.execute("SELECT tsvector_to_array(to_tsvector('english', %s))",
+                         (query,)).fetchone()[0]
+    # A stem with a quote or a backslash (a path, code) cannot be a bare tsquery operand.
+    stems = [t for t in stems if "'" not in t and "\\" not in t]
+    if not stems:
+        return []
+    rare = [r[0] for r in conn.execute(
+        "SELECT s.t FROM unnest(%(stems)s::text[], %(operands)s::text[]) s(t, q) "
+        "WHERE (SELECT count(*) FROM (SELECT 1 FROM memories m "
+        "WHERE to_tsvector('english', m.text) @@ s.q::tsquery AND " + _ELIGIBLE_FACT
+        + " LIMIT %(cap)s) hits) < %(cap)s ORDER BY s.t",
+        {"stems": stems, "operands": [_quote(t) for t in stems], "ns": list(namespaces),
+         "cap": COMMON_STEM_ROWS + 1}).fetchall()]
+    if not rare:
+        return []
+    matched = sql.SQL(" + ").join(
+        sql.SQL("(v.tsv @@ {}::tsquery)::int").format(sql.Literal(_quote(t)))
+        for t in rare)
     rows = conn.execute(
-        """WITH q AS (SELECT tsvector_to_array(to_tsvector('english', %(q)s)) AS terms),
-                tq AS (SELECT (SELECT string_agg(quote_literal(t), ' | ') FROM unnest(q.terms) t)
-                              ::tsquery AS query, cardinality(q.terms) AS n, q.terms FROM q)
-           SELECT m.id,
-                  (SELECT count(*) FROM unnest(tq.terms) t
-                   WHERE t = ANY(tsvector_to_array(to_tsvector('english', m.text)))),
-                  tq.n, ts_rank(to_tsvector('english', m.text), tq.query)
-           FROM tq, memories m
-           WHERE tq.n > 0 AND to_tsvector('english', m.text) @@ tq.query
-             AND m.status = 'active' AND m.namespace = ANY(%(ns)s) AND m.review IS NULL
-             AND m.valid_to IS NULL AND m.superseded_by IS NULL AND NOT m.sensitive
-           ORDER BY 2 DESC, 4 DESC, m.id LIMIT %(limit)s""",
-        {"q": query, "ns": list(namespaces), "limit": limit}).fetchall()
-    return [{"id": int(r[0]), "matched": int(r[1]), "terms": int(r[2]), "rank": float(r[3])}
-            for r in rows]
+        sql.SQL("SELECT v.id, {matched} FROM (SELECT m.id, to_tsvector('english', m.text) AS tsv "
+                "FROM memories m WHERE to_tsvector('english', m.text) @@ %(q)s::tsquery AND "
+                + _ELIGIBLE_FACT + ") v ORDER BY 2 DESC, v.id LIMIT %(limit)s"
+                ).format(matched=matched),
+        {"q": " | ".join(_quote(t) for t in rare), "ns": list(namespaces),
+         "limit": limit}).fetchall()
+    return [{"id": int(r[0]), "matched": int(r[1]), "terms": len(rare)} for r in rows]
+
+
+def _quote(stem: str) -> str:
+    """A stem (no quote, no backslash: filtered above) as a quoted tsquery operand."""
+    return f"'{stem}'"
 
 
 def vault_fingerprints(conn: psycopg.Connection) -> dict[str, int]:
