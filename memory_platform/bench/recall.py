@@ -251,6 +251,29 @@ def hooks(calls: int, log: Log) -> dict:
             log(f"  hook {command}, resident process: p50 {result[f'resident_{label}']['p50_ms']}"
                 f" ms, p95 {result[f'resident_{label}']['p95_ms']} ms ({outputs}/{calls} "
                 f"added context)")
+        # Where the prompt hook's time goes: the resident process's answer alone (a socket
+        # round trip from this process), and a bare interpreter start under the same load.
+        from memory_platform.recall.hook_client import ask
+
+        home = Path(os.environ["MEMORY_PLATFORM_HOME"])
+        answer_ms = []
+        for i in range(calls):
+            raw = _payload("UserPromptSubmit", f"r-{i}", PROMPTS[i % len(PROMPTS)]).encode()
+            t = time.perf_counter()
+            ask(home, "UserPromptSubmit", raw, 30.0)
+            answer_ms.append(1000 * (time.perf_counter() - t))
+        result["resident_prompt_answer_only"] = _pcts(answer_ms)
+        start_ms = []
+        for _ in range(calls):
+            t = time.perf_counter()
+            subprocess.run([sys.executable, "-c", "pass"], check=True)
+            start_ms.append(1000 * (time.perf_counter() - t))
+        result["python_start_only"] = _pcts(start_ms)
+        log(f"  of which the resident process's answer: p50 "
+            f"{result['resident_prompt_answer_only']['p50_ms']} ms, p95 "
+            f"{result['resident_prompt_answer_only']['p95_ms']} ms; a bare `python -c pass`: "
+            f"p50 {result['python_start_only']['p50_ms']} ms, p95 "
+            f"{result['python_start_only']['p95_ms']} ms")
     finally:
         server.stop()
         resident.wait(60)

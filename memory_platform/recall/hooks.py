@@ -150,7 +150,7 @@ def session_start(db: Database, payload: dict, settings: Settings, *, relevance:
     namespaces = session_namespaces(payload["cwd"])
     pack = context(db, Scope.everything(), project=payload["cwd"], namespaces=namespaces,
                    token_budget=settings.session_context_tokens, index=True,
-                   relevance=relevance, embedder=embedder)
+                   relevance=relevance, embedder=embedder, fill_missing=False)
     remember(settings.home, payload["session_id"], pack["memory_ids"], fresh=True)
     return pack
 
@@ -168,7 +168,8 @@ def prompt(db: Database, payload: dict, settings: Settings, *, relevance: str,
                    namespaces=session_namespaces(payload["cwd"]),
                    token_budget=settings.prompt_context_tokens, index=False,
                    relevance=relevance, min_similarity=PROMPT_MIN_SIMILARITY,
-                   exclude_ids=seen, max_memories=PROMPT_MAX_MEMORIES, embedder=embedder)
+                   exclude_ids=seen, max_memories=PROMPT_MAX_MEMORIES, embedder=embedder,
+                   fill_missing=False)
     remember(settings.home, payload["session_id"], pack["memory_ids"], fresh=False)
     return pack
 

@@ -39,6 +39,7 @@ INDEX_CATEGORIES = ("feedback", "user", "decision")
 INDEX_MAX = 30  # lines read for the index before the budget decides
 INDEX_SHARE = 0.5  # the index takes at most this share of the budget
 RELEVANCE = ("hybrid", "keyword")
+VERBATIM_MAX_WORDS = 4  # a port, a version, a name: longer queries (prompts) never match whole
 
 
 def _neutralize(text: str) -> str:
@@ -90,23 +91,27 @@ def _choose_namespaces(db: Database, scope: Scope, namespaces: Sequence[str] | N
 
 
 def _relevant(db: Database, chosen: list[str], text: str, *, query: str | None,
-              relevance: str, min_similarity: float, embedder: Embedder | None
-              ) -> list[int]:
-    """Ids of relevant current facts, most relevant first: verbatim matches, then stems
-    shared with the query (most shared first), then nearest by meaning above the floor."""
+              relevance: str, min_similarity: float, embedder: Embedder | None,
+              fill_missing: bool) -> list[int]:
+    """Ids of relevant current facts, most relevant first: verbatim matches (short
+    queries), then rare stems shared with the query (most shared first), then nearest by
+    meaning above the floor."""
     ranked: list[int] = []
     with db.connect() as conn:
-        if query:
+        if query and len(query.split()) <= VERBATIM_MAX_WORDS:
             ranked += [h["id"] for h in memory_search.keyword_matches(
                 conn, query, chosen, limit=CONTEXT_POOL, current_only=True)]
-            for hit in recall_store.fulltext_matches(conn, query, chosen, limit=CONTEXT_POOL):
+        if query:
+            for hit in recall_store.fulltext_matches(conn, query, chosen,
+                                                     limit=CONTEXT_POOL):
                 # One shared word of a long prompt is chance; two, or the only word, is not.
                 if hit["matched"] >= min(2, hit["terms"]) and hit["id"] not in ranked:
                     ranked.append(hit["id"])
     if relevance == "keyword":
         return ranked
     embedder, vector = embed_text(embedder, text)
-    vault_service.embed_missing_memories(db, embedder)
+    if fill_missing:
+        vault_service.embed_missing_memories(db, embedder)
     floor = min_similarity if query else -math.inf
     with db.connect() as conn:
         semantic = memory_search.nearest_memories(conn, embedder.name, embedder.dims, vector,
@@ -131,6 +136,7 @@ def context(
     relevance: str = "hybrid",
     exclude_ids: Collection[int] = (),
     max_memories: int | None = None,
+    fill_missing: bool = True,
 ) -> dict:
     """The pack for a session or a question, from the primary namespaces asked for (default:
     those in scope; with only a project, the namespace its routing rule names when in
@@ -141,7 +147,8 @@ def context(
     query, to the project's name): verbatim and shared-word matches, then by meaning above
     `min_similarity` (`relevance="keyword"` skips the embedding: the prompt hook's fast
     path). `exclude_ids` are left out (already in the session), `max_memories` caps the
-    relevant section. The budget counts the whole block, wrapper included, with the
+    relevant section. `fill_missing=False` skips embedding memories written without a
+    vector first (every write path embeds; the hooks skip the check to stay fast). The budget counts the whole block, wrapper included, with the
     tokenizer of vault/budget.py.
 
     Returns {context, memory_ids, index_ids, namespaces, tokens_used, token_budget,
@@ -171,13 +178,17 @@ def context(
                     and _packable(m, scope, chosen)]
     text = query or (PurePath(project).name or project)
     ranked = _relevant(db, chosen, text, query=query, relevance=relevance,
-                       min_similarity=min_similarity, embedder=embedder)
+                       min_similarity=min_similarity, embedder=embedder,
+                       fill_missing=fill_missing)
     taken = {m["id"] for m in standing} | excluded
     with db.connect() as conn:
         rows = memory_store.memories_by_id(conn, [i for i in ranked if i not in taken])
-    relevant = [rows[i] for i in ranked if i in rows and _packable(rows[i], scope, chosen)]
-    if max_memories is not None:
-        relevant = relevant[:max_memories]
+    relevant: list[dict] = []
+    for i in ranked:  # checked in order, and only as many as can be used
+        if max_memories is not None and len(relevant) >= max_memories:
+            break
+        if i in rows and _packable(rows[i], scope, chosen):
+            relevant.append(rows[i])
     return {**result, **_pack(chosen, standing, relevant, token_budget,
                               about="the prompt" if query else f"project {text}")}
 
