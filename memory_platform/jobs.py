@@ -3,9 +3,11 @@ these objects; nothing else defines a job."""
 
 import dagster as dg
 
+from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
 from memory_platform.assets.cairn import raw_events, raw_events_lake
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
+from memory_platform.assets.orchard import orchard_proposals, orchard_snapshot
 from memory_platform.assets.recall import vault_lint, vault_wiki
 from memory_platform.assets.vault import vault_promotions
 
@@ -71,4 +73,28 @@ lint_vault_job = dg.define_asset_job(
     "primary namespace, as findings for review. Changes no memory.",
 )
 
-JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, build_wiki_job, lint_vault_job]
+weekly_report_job = dg.define_asset_job(
+    "weekly_report_job",
+    # The lake's snapshots and the marts are unpartitioned (rebuilt whole: seconds at a
+    # million events); the report is the run's week.
+    selection=dg.AssetSelection.assets(lake_snapshots, analytics_marts, weekly_report),
+    description="Refresh the lake's snapshot tables, `dbt build` the marts (their tests run "
+    "as asset checks) and write the week's report with its charts.",
+)
+
+discover_projects_job = dg.define_asset_job(
+    "discover_projects_job",
+    selection=[orchard_proposals],
+    description="Propose projects from cairn for the orchard (paths, claude.ai projects, "
+    "repeated chat titles) with their activity. Creates no project: a person accepts.",
+)
+
+snapshot_orchard_job = dg.define_asset_job(
+    "snapshot_orchard_job",
+    selection=[orchard_snapshot],
+    description="Write the orchard's snapshot of a week (or a range of weeks): each project "
+    "as it stood at the week's end, with the week's milestones and activity.",
+)
+
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, weekly_report_job,
+        discover_projects_job, snapshot_orchard_job, build_wiki_job, lint_vault_job]

@@ -7,6 +7,7 @@
   ingest job, then `dagster dev`).
 - `run_dream`: `memory-platform dream` over a range of days.
 - `promote_via_dagster`: one review decision as a run of `vault_promotion_job`.
+- `run_weekly_report`: `memory-platform report`, one run of `weekly_report_job` for a week.
 
 Importing this module loads the definitions (Dagster itself); faces import it only in the
 commands that launch something.
@@ -27,7 +28,7 @@ import dagster as dg
 
 from memory_platform import progress, synthetic
 from memory_platform.assets.vault import PromotionConfig, vault_promotions
-from memory_platform.days import clamp_to_partitions, days_of_keys
+from memory_platform.days import clamp_to_partitions, days_of_keys, week_label
 from memory_platform.definitions import defs
 from memory_platform.dream.plan import undreamed_span
 from memory_platform.ingest import catalog
@@ -40,6 +41,7 @@ from memory_platform.jobs import (
     ingest_raw_events_job,
     range_tags,
     vault_promotion_job,
+    weekly_report_job,
 )
 from memory_platform.llm.providers import provider_from_env
 from memory_platform.partitions import PENDING_PARTITIONS_NAME
@@ -293,3 +295,18 @@ def recorded_memory_ids(instance: dg.DagsterInstance, since) -> set[str]:
         job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
         created_after=since))
     return {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}
+
+
+def run_weekly_report(settings: Settings, monday, log: Callable[[str], None] = print) -> dict:
+    """One run of `weekly_report_job` for the week starting `monday` (a date), in this
+    process, on the instance the Dagster UI shows: the lake's snapshots, `dbt build` of the
+    marts (their tests as checks) and the report. Works without an LLM (the report then says
+    its summaries need one). Returns run_id, week, path and what the report asset recorded."""
+    instance = prepare_instance(settings)
+    log(f"building the report of {week_label(monday)}: lake, marts (dbt build), report…")
+    run = run_job(weekly_report_job, instance, partition_key=monday.isoformat(),
+                  tags={TRIGGER_TAG: "cli"})
+    events = run.asset_materializations_for_node("weekly_report")
+    metadata = {k: getattr(v, "value", v) for k, v in events[-1].metadata.items()
+                if k != "report"}
+    return {"run_id": run.run_id, **metadata}

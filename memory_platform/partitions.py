@@ -13,6 +13,12 @@ daily_partitions = dg.DailyPartitionsDefinition(start_date=history_start(), end_
 PENDING_PARTITIONS_NAME = "pending_memories"
 pending_memories = dg.DynamicPartitionsDefinition(name=PENDING_PARTITIONS_NAME)
 
+# One partition per ISO week (Monday to Sunday, UTC; key: its Monday), for the weekly
+# report and the orchard's snapshots. end_offset=1 makes the week in progress a partition
+# too (`report` on demand, the portfolio as it stands).
+weekly_partitions = dg.WeeklyPartitionsDefinition(start_date=history_start(), day_offset=1,
+                                                  end_offset=1)
+
 # One partition per primary namespace (key: its name), added by `wiki_sensor`; each is
 # that namespace's markdown wiki (`vault_wiki`).
 WIKI_PARTITIONS_NAME = "wiki_namespaces"

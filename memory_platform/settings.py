@@ -44,6 +44,12 @@ class Settings(BaseSettings):
     routing: Path | None = Field(None, description=(
         "The routing rules: which namespace a conversation feeds (default "
         "`HOME/routing.toml`)."))
+    warehouse: Path | None = Field(None, description=(
+        "The DuckDB file dbt builds the reporting marts into (default "
+        "`HOME/analytics/warehouse.duckdb`)."))
+    reports: Path | None = Field(None, description=(
+        "Where the weekly reports are written, one folder per ISO week (default "
+        "`HOME/reports`)."))
     history_start: date = Field(date(2022, 1, 1), description=(
         "First day of the daily partitions; older events still import from the CLI."))
 
@@ -82,6 +88,15 @@ class Settings(BaseSettings):
         "... or when the oldest pending entry is older than this many days."))
     digest_webhook: str | None = Field(None, description=(
         "POST each dream digest as `{\"text\": markdown}` to this URL."))
+    orchard_agent_updates_per_day: Annotated[int, Field(ge=1)] = Field(3, description=(
+        "Milestones an agent (MCP `orchard_milestone`) may record per project and day "
+        "(MEMORY_PLATFORM_TIMEZONE); more are refused as status churn. People are not "
+        "limited."))
+    orchard_title_repeats: Annotated[int, Field(ge=2)] = Field(3, description=(
+        "Project discovery: a chat title (claude.ai, ChatGPT, Gemini) seen in this many "
+        "conversations is proposed as a project."))
+    orchard_evidence_turns: Annotated[int, Field(ge=1, le=20)] = Field(3, description=(
+        "`orchard week`: how many of a project's latest cairn turns it shows as evidence."))
 
     # --- recall -------------------------------------------------------------------------
     session_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(1500, description=(
@@ -120,7 +135,8 @@ class Settings(BaseSettings):
             data = {**data, "inbox": Path(home).expanduser() / "inbox"}
         return data
 
-    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata")
+    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata",
+                     "warehouse", "reports")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
@@ -141,6 +157,14 @@ class Settings(BaseSettings):
     @property
     def demo(self) -> Path:
         return self.home / "demo"
+
+    @property
+    def warehouse_file(self) -> Path:
+        return self.warehouse or self.home / "analytics" / "warehouse.duckdb"
+
+    @property
+    def reports_folder(self) -> Path:
+        return self.reports or self.home / "reports"
 
     @property
     def routing_file(self) -> Path:

@@ -53,7 +53,8 @@ def test_mcp_over_stdio_with_the_official_client(home, history):
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {"cairn_search", "cairn_get", "cairn_timeline",
                                   "cairn_summarize_range", "vault_search", "vault_list",
-                                  "vault_add", "vault_context"}
+                                  "vault_add", "vault_context", "orchard_list", "orchard_get",
+                                  "orchard_milestone", "orchard_week"}
             assert "query" in tools["cairn_search"].input_schema["properties"]
             found = _structured(await client.call_tool(
                 "cairn_search", {"query": "E0502", "mode": "keyword", "k": 3}))

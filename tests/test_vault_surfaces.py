@@ -386,7 +386,9 @@ def test_mcp_limited_to_work_over_stdio_with_the_official_client(home, db):
     async def scenario():
         async with Client(params, read_timeout_seconds=180) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"vault_search", "vault_list", "vault_add", "vault_context"}
+            assert set(tools) == {"vault_search", "vault_list", "vault_add", "vault_context",
+                                  "orchard_list", "orchard_get", "orchard_milestone",
+                                  "orchard_week"}
             assert {"namespace", "after_id", "limit"} <= set(
                 tools["vault_list"].input_schema["properties"])
 

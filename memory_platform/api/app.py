@@ -72,8 +72,14 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     app.include_router(recall_router(database, resolve_caller, embedder=vault_embedder))
     from memory_platform.api.dashboard import mount_dashboard
+    from memory_platform.api.orchard import mount_orchard
 
+    # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
+    mount_orchard(app, database, resolve_caller, llm=llm)
     mount_dashboard(app, database)  # /review: the review dashboard
+    from memory_platform.api.reports import reports_router
+
+    app.include_router(reports_router(resolve_caller))  # /reports: the weekly reports
 
     @app.get("/health")
     def health() -> dict:

@@ -93,6 +93,24 @@ def bench_review(
     run(body)
 
 
+@bench_app.command("analytics")
+def bench_analytics(
+    sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =
+        "100000,1000000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/analytics.json"),
+) -> None:
+    """The analytics side on synthetic histories: lake export (raw-event partitions and
+    snapshot tables), `dbt build` of the marts, and one weekly report."""
+
+    def body():
+        from memory_platform.bench import analytics
+
+        analytics.run(_ints(sizes), out, log=say)
+
+    run(body)
+
+
 @bench_app.command("recall")
 def bench_recall(
     parts: Annotated[str, typer.Option(help="Any of labelled,scale,hooks.")] =

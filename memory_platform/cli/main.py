@@ -10,10 +10,13 @@
     memory-platform vault export NAMESPACE [--out DIR] [--json]
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
     memory-platform dream [--date D | --since D --until D] [--json]
+    memory-platform orchard list|show|add|edit|milestone|week|proposals|accept|dismiss
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
     memory-platform hook session-start | hook prompt   (SessionStart / UserPromptSubmit hooks)
     memory-platform wiki build [NAMESPACE] | lint run|list|resolve | recall serve|stop|classify
-    memory-platform bench ingest|search|dedup|review|recall
+    memory-platform report [--week 2026-W48] [--json]
+    memory-platform sql "select ..." [--json]
+    memory-platform bench ingest|search|dedup|review|analytics|recall
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -25,7 +28,19 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli import bench, cairn, dream, hooks, recall, review, serve, tokens, vault
+from memory_platform.cli import (
+    analytics,
+    bench,
+    cairn,
+    dream,
+    hooks,
+    orchard,
+    recall,
+    review,
+    serve,
+    tokens,
+    vault,
+)
 from memory_platform.cli.common import STATE
 
 app = typer.Typer(rich_markup_mode=None, 
@@ -50,9 +65,12 @@ app.command("embed")(cairn.embed)
 app.command("summarize")(cairn.summarize)
 app.command("dream")(dream.dream)
 app.command("review")(review.review_command)
+app.command("report")(analytics.report)
+app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
+app.add_typer(orchard.orchard_app, name="orchard")
 app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(bench.bench_app, name="bench")

@@ -1,4 +1,4 @@
-"""MCP server: Claude Code (or any MCP client) queries cairn through four tools.
+"""MCP server: Claude Code (or any MCP client) queries cairn, the vault and orchard.
 
     memory-platform mcp                      # stdio, for Claude Code
     memory-platform mcp --http --port 8765   # streamable HTTP at /mcp
@@ -14,6 +14,9 @@ most relevant active memories within a token budget, wrapped in <memory-platform
 
     memory-platform mcp --namespaces work    # the vault tools see work (and its shadows) only
 
+orchard's tools (`orchard_list`, `orchard_get`, `orchard_milestone`, `orchard_week`) are in
+mcp/orchard.py, scoped the same way.
+
 Limited to namespaces, the vault tools refuse any other with a clear error, and search,
 list and context never return anything outside them. cairn's tools read the whole
 conversation history, so a limited server does not offer them.
@@ -27,6 +30,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from memory_platform.mcp.orchard import ORCHARD_INSTRUCTIONS, orchard_tools
 from memory_platform.query.models import SearchHit
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
@@ -131,8 +135,9 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     scope = Scope.everything() if namespaces is None else Scope.of(namespaces)
     database = db or Database.from_settings(load_settings())
     server = MCPServer("memory-platform cairn", instructions=(
-        INSTRUCTIONS + " " + VAULT_INSTRUCTIONS if scope.unrestricted else
-        VAULT_INSTRUCTIONS + f" This server is limited to: {scope.describe()}."))
+        INSTRUCTIONS + " " + VAULT_INSTRUCTIONS + " " + ORCHARD_INSTRUCTIONS
+        if scope.unrestricted else VAULT_INSTRUCTIONS + " " + ORCHARD_INSTRUCTIONS
+        + f" This server is limited to: {scope.describe()}."))
 
     @server.tool()
     @_clear_errors
@@ -209,6 +214,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                             invalid_citations=result.invalid_citations)
 
     _vault_tools(server, database, scope, vault_embedder)
+    orchard_tools(server, database, scope, llm)  # mcp/orchard.py
     if not scope.unrestricted:
         # cairn is every conversation, unscoped: a server limited to namespaces keeps to
         # the vault.

@@ -11,6 +11,8 @@
     GET  /review/api/{namespace}/entries?after_id=   the next page of cards (HTML)
     GET  /review/api/status                   Dagster recording: queued, recorded, failed
     GET  /review/static/...                   the CSS and JS (served here, no CDN)
+    GET  /review/orchard                      the projects: the week's ranking, edit forms,
+                                              proposals (orchard.py; its forms go to /orchard)
 
 A decision is made synchronously, in the request, by `review.approve/skip/supersede`: the
 entry is promoted and readable when the response arrives (a Dagster run in process takes
@@ -28,9 +30,10 @@ an entry outside it). Decisions are audited as `dashboard:<token name>` (`dashbo
 on open loopback, `dashboard:admin` with the admin token).
 
 Modules: routes.py (the routes, thin: scope checks and service calls), recorder.py (the
-Dagster recording), pages.py (Jinja2 rendering, auto-escaped), templates/ (the HTML),
-static/ (review.css; status.js, the header on every page; review.js, the keyboard and
-the actions of a namespace's page).
+Dagster recording), pages.py (Jinja2 rendering, auto-escaped), orchard.py (the projects
+page, mounted by api/orchard.py), templates/ (the HTML), static/ (review.css; status.js,
+the header on every page; review.js, the keyboard and the actions of a namespace's page;
+orchard.js, the projects page's forms).
 """
 
 from memory_platform.api.dashboard.recorder import PromotionRecorder
