@@ -5,6 +5,7 @@ import dagster as dg
 
 from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
 from memory_platform.assets.cairn import raw_events, raw_events_lake
+from memory_platform.assets.curator import curator_cuts, curator_purge, curator_verdicts
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
 from memory_platform.assets.orchard import orchard_proposals, orchard_snapshot
@@ -16,7 +17,7 @@ RANGE_START = "dagster/asset_partition_range_start"
 RANGE_END = "dagster/asset_partition_range_end"
 PARTITION_TAG = "dagster/partition"  # a run over one partition
 # Ours: who or what launched a run, and for review decisions which entry and what decision.
-TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, cli, dashboard, ...
+TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, weekly, cli, dashboard, ...
 SESSIONS_TAG = "memory-platform/sessions"  # how many ended sessions a dream run covers
 ACTOR_TAG = "memory-platform/actor"
 DECISION_TAG = "memory-platform/decision"
@@ -59,6 +60,29 @@ vault_promotion_job = dg.define_asset_job(
     "pending shadow entry: the promotion as a Dagster run, whichever face it came from.",
 )
 
+curator_job = dg.define_asset_job(
+    "curator_job",
+    selection=dg.AssetSelection.assets(curator_verdicts, curator_cuts),
+    description="Weed one namespace for one week: the agent's verdict, validated and judged "
+    "by the breaker (a blocking check), then the cuts executed under lock, each archived "
+    "and restorable. Target of the weekly schedule and `memory-platform curate`.",
+)
+
+curator_dry_run_job = dg.define_asset_job(
+    "curator_dry_run_job",
+    selection=dg.AssetSelection.assets(curator_verdicts),
+    config={"ops": {curator_verdicts.op.name: {"config": {"dry_run": True}}}},
+    description="The agent's verdict on one namespace, recorded as a dry run: shown with its "
+    "reasons and evidence, never executed. `memory-platform curate --dry-run`.",
+)
+
+curator_purge_job = dg.define_asset_job(
+    "curator_purge_job",
+    selection=dg.AssetSelection.assets(curator_purge),
+    description="Purge the curator's archives whose restore window has ended, recording "
+    "each. Target of the daily purge schedule and `memory-platform curator purge`.",
+)
+
 build_wiki_job = dg.define_asset_job(
     "build_wiki_job",
     selection=[vault_wiki],
@@ -96,5 +120,6 @@ snapshot_orchard_job = dg.define_asset_job(
     "as it stood at the week's end, with the week's milestones and activity.",
 )
 
-JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, weekly_report_job,
-        discover_projects_job, snapshot_orchard_job, build_wiki_job, lint_vault_job]
+JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, curator_job,
+        curator_dry_run_job, curator_purge_job, weekly_report_job, discover_projects_job,
+        snapshot_orchard_job, build_wiki_job, lint_vault_job]

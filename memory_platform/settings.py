@@ -8,6 +8,7 @@ equal. Vendor keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) are not ours: the LLM
 read them where the vendor SDK expects them.
 """
 
+import json
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -73,7 +74,8 @@ class Settings(BaseSettings):
 
     # --- automation -----------------------------------------------------------------------
     timezone: str = Field("UTC", description=(
-        "IANA zone of the nightly dream's 03:00 and of the session-end sensor's days."))
+        "IANA zone of the nightly dream's 03:00, the weekly curator's Sunday 04:00, the "
+        "daily purge's 04:30 and of the session-end sensor's days."))
     dream_min_score: Annotated[int, Field(ge=1, le=10)] = Field(6, description=(
         "Durability score (1-10) a candidate needs to reach the dedup gate."))
     dream_lookback_days: Annotated[int, Field(ge=1)] = Field(30, description=(
@@ -117,10 +119,36 @@ class Settings(BaseSettings):
         "Ask the configured LLM for the category and topic of memories the rules are unsure "
         "of (on wiki builds and `memory-platform recall classify`)."))
 
+    # --- curator --------------------------------------------------------------------------
+    curator_ceiling: Annotated[float, Field(ge=0, le=1)] = Field(0.40, description=(
+        "The share of a namespace's current memories one curator run may cut; a run that "
+        "would cut more cuts nothing."))
+    curator_ceilings: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        {"personal": 0.25}, description=(
+            "Per-namespace ceilings over the default, as JSON, e.g. "
+            "`{\"acme\": 0.3}`; `personal` stays at 0.25 unless it is named here."))
+    curator_retention_days: Annotated[int, Field(ge=1)] = Field(14, description=(
+        "A cut can be restored for this many days; the daily purge then deletes its "
+        "archive and records what it purged."))
+    curator_prompt_tokens: Annotated[int, Field(ge=1000)] = Field(24000, description=(
+        "Listing tokens per curator prompt (estimated at 4 characters a token); a larger "
+        "namespace is listed in several prompts."))
+    curator_max_turns: Annotated[int, Field(ge=1)] = Field(30, description=(
+        "Turn budget of one curator agent call (`claude -p --max-turns`, or the API tool "
+        "loop's round trips)."))
+    curator_timeout_seconds: Annotated[int, Field(ge=10)] = Field(900, description=(
+        "Time budget of one curator agent call."))
+
     # --- faces ----------------------------------------------------------------------------
     api_token: SecretStr | None = Field(None, description=(
         "Admin bearer token of `serve` (every namespace); scoped ones come from "
         "`memory-platform token create`."))
+    api_allowed_hosts: str | None = Field(None, description=(
+        "Comma-separated extra `Host` names `serve` answers (e.g. `memory.example.org`); "
+        "loopback names and the bound address are always allowed, any other gets 421 (DNS "
+        "rebinding). `*` turns the check off (behind a proxy that checks it)."))
+    api_max_body_bytes: Annotated[int, Field(ge=1024)] = Field(1_048_576, description=(
+        "Largest request body `serve` reads, in bytes; a larger one gets 413."))
 
     # --- tools ----------------------------------------------------------------------------
     benchdata: Path | None = Field(None, description=(
@@ -134,6 +162,20 @@ class Settings(BaseSettings):
             home = data.get("home") or cls.model_fields["home"].default
             data = {**data, "inbox": Path(home).expanduser() / "inbox"}
         return data
+
+    @field_validator("curator_ceilings", mode="before")
+    @classmethod
+    def _json_map(cls, value):
+        # From the environment the map arrives as JSON text; `load_settings(env)` passes
+        # the raw string, so it is decoded here for both paths.
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not JSON: {exc}") from None
+            if not isinstance(value, dict):
+                raise ValueError("a JSON object of namespace -> share, e.g. {\"personal\": 0.25}")
+        return value
 
     @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata",
                      "warehouse", "reports")
@@ -183,6 +225,11 @@ class Settings(BaseSettings):
             folders.append((None, self.demo))
         return folders
 
+    def allowed_hosts(self) -> list[str]:
+        """The extra Host names of `api_allowed_hosts`, lowercased."""
+        return [h.strip().lower() for h in (self.api_allowed_hosts or "").split(",")
+                if h.strip()]
+
     def secret(self, name: str) -> str | None:
         """The plain value of a SecretStr setting (None when unset)."""
         value = getattr(self, name)
@@ -223,6 +270,8 @@ def markdown_table() -> str:
             shown = ""
         elif isinstance(default, Path):
             shown = f"`{default}`"
+        elif isinstance(default, dict):  # set as JSON, so shown as JSON
+            shown = f"`{json.dumps(default)}`"
         else:
             shown = f"`{default}`"
         rows.append(f"| `{variable(name)}` | {shown} | {field.description} |")

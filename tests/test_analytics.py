@@ -219,11 +219,11 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
+    from memory_platform.api.access import Rules, caller_resolver
     from memory_platform.api.reports import reports_router
-    from memory_platform.api.vault import caller_resolver
 
     app = FastAPI()  # the reports router alone: create_app would also start the dashboard's
-    app.include_router(reports_router(caller_resolver(db, None)))  # recorder catch-up
+    app.include_router(reports_router(Rules(caller_resolver(db, None))))  # recorder catch-up
     client = TestClient(app)
     assert WEEK in client.get("/reports").text
     page = client.get(f"/reports/{WEEK}")

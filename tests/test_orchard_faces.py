@@ -17,10 +17,10 @@ import dagster as dg
 import markupsafe
 import pytest
 import uvicorn
-from fastapi.testclient import TestClient
 from mcp import Client
 from typer.testing import CliRunner
 
+from helpers.api import local_client
 from helpers.orchard_history import ATLAS, import_history, write_history
 from memory_platform.api.app import create_app
 from memory_platform.cli.main import app as cli
@@ -156,10 +156,10 @@ def test_rest_scopes_projects_to_the_tokens_namespaces(db, tmp_path):
     made = _two_namespaces(db)
     write_history(tmp_path / "h", date(2026, 3, 16))
     import_history(db, tmp_path / "h")
-    _, work = tokens.create(db, "work", name="laptop")
+    _, work = tokens.create(db, "work", name="laptop", kind="person")
     app = create_app(db, token="admin-secret")
     try:
-        client = TestClient(app)
+        client = local_client(app)
         admin = {"Authorization": "Bearer admin-secret"}
         scoped = {"Authorization": f"Bearer {work}"}
         assert client.get("/orchard/projects").status_code == 401

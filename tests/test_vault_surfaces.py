@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
+from helpers.api import local_client
 from memory_platform.api.app import create_app
 from memory_platform.dream.propose import CONTEXT_MARKER, strip_injected
 from memory_platform.query.embeddings import get_embedder
@@ -110,10 +110,11 @@ def test_token_cli_shows_the_secret_once(home, db):
     from memory_platform.cli.main import app
 
     runner = CliRunner()
-    created = runner.invoke(app, ["token", "create", "--namespaces", "work", "--name", "ci"])
+    created = runner.invoke(app, ["token", "create", "--kind", "agent", "--namespaces", "work",
+                                  "--name", "ci"])
     assert created.exit_code == 0, created.output
     secret = next(line for line in created.stdout.splitlines() if line.startswith("mp_"))
-    assert tokens.verify(db, secret).scope == Scope.of(["work"])
+    assert tokens.verify(db, secret).scope == Scope.of(["work"], agent=True)
     listed = runner.invoke(app, ["token", "list"])
     assert listed.exit_code == 0 and "ci" in listed.stdout and secret not in listed.stdout
     as_json = json.loads(runner.invoke(app, ["token", "list", "--json"]).stdout)
@@ -121,7 +122,7 @@ def test_token_cli_shows_the_secret_once(home, db):
     revoked = runner.invoke(app, ["token", "revoke", str(as_json[0]["id"])])
     assert revoked.exit_code == 0 and "revoked" in revoked.stdout
     assert tokens.verify(db, secret) is None
-    bad = runner.invoke(app, ["token", "create", "--namespaces", "Work"])
+    bad = runner.invoke(app, ["token", "create", "--kind", "person", "--namespaces", "Work"])
     assert bad.exit_code == 1 and "invalid namespace" in bad.output
 
 
@@ -132,7 +133,7 @@ def test_rest_scopes_every_route_to_the_tokens_namespaces(db, local_embedder):
     ids = seed(db)
     _, work = tokens.create(db, "work", name="work-agent")
     _, personal = tokens.create(db, "personal", name="phone")
-    client = TestClient(create_app(db, token="admin-secret", vault_embedder=local_embedder))
+    client = local_client(create_app(db, token="admin-secret", vault_embedder=local_embedder))
     w, p = bearer(work), bearer(personal)
 
     assert client.get("/vault/namespaces").status_code == 401
@@ -177,7 +178,7 @@ def test_rest_scopes_every_route_to_the_tokens_namespaces(db, local_embedder):
 def test_rest_without_any_token_configured_is_open_on_loopback_until_a_token_exists(
         db, local_embedder):
     seed(db)
-    client = TestClient(create_app(db, vault_embedder=local_embedder))
+    client = local_client(create_app(db, vault_embedder=local_embedder))
     added = client.post("/vault/work/memories", json={"text": "uses ruff for linting"})
     assert added.status_code == 201
     assert audit_rows(db, added.json()["id"])[0]["actor"] == "api:local"
@@ -192,8 +193,8 @@ def test_rest_without_any_token_configured_is_open_on_loopback_until_a_token_exi
 
 def test_rest_changes_are_audited_and_delete_archives(db, local_embedder):
     seed(db)
-    _, secret = tokens.create(db, "work", name="editor")
-    client = TestClient(create_app(db, vault_embedder=local_embedder))
+    _, secret = tokens.create(db, "work", name="editor", kind="person")
+    client = local_client(create_app(db, vault_embedder=local_embedder))
     h = bearer(secret)
 
     added = client.post("/vault/work/memories", headers=h,
@@ -278,7 +279,7 @@ def test_rest_listing_pages_to_the_end_with_no_cap(db):
             memory_store.add_memory(conn, namespace="big", text=f"fact number {i}", actor="test")
         for i in range(150):
             memory_store.add_memory(conn, namespace="mid", text=f"mid fact {i}", actor="test")
-    client = TestClient(create_app(db))
+    client = local_client(create_app(db))
 
     def page_all(namespace, limit=None):
         seen, after, pages = [], 0, 0
@@ -308,7 +309,7 @@ def test_rest_listing_pages_to_the_end_with_no_cap(db):
 
 
 def test_openapi_lists_the_vault_routes(db):
-    schema = TestClient(create_app(db)).get("/openapi.json").json()
+    schema = local_client(create_app(db)).get("/openapi.json").json()
     paths = schema["paths"]
     assert {"/vault/namespaces", "/vault/{namespace}/memories", "/vault/memories/{memory_id}",
             "/vault/search", "/search", "/health"} <= set(paths)

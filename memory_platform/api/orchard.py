@@ -1,6 +1,6 @@
 """orchard over REST: the portfolio of projects, edited by people.
 
-Who the caller is comes from the app's `resolve_caller` (api/vault.py): the admin token, a
+Who the caller is comes from the app's rules (api/access.py): the admin token, a
 namespace-scoped API token, the dashboard's login cookie, or open loopback. A scoped token
 sees and changes the projects of its namespaces only: another namespace in a query or a
 body gets 403, another namespace's project 404 (by id or by name). Proposals come from the
@@ -23,14 +23,13 @@ project's history as `api:<token name>`. Agents update projects through MCP
 `orchard_milestone` only.
 """
 
-from collections.abc import Callable
 from datetime import date
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
-from memory_platform.api.vault import Caller
+from memory_platform.api.access import Caller, Rules
 from memory_platform.orchard import discovery, projects, week
 from memory_platform.orchard.models import (
     Accepted,
@@ -106,19 +105,15 @@ def _errors(fn, *args, **kwargs):
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
-def _unscoped(caller: Caller) -> None:
-    if not caller.scope.unrestricted:
-        raise HTTPException(status_code=403, detail=(
-            f"proposals come from every conversation, unscoped; this token is limited to "
-            f"{caller.scope.describe()} (use the admin token MEMORY_PLATFORM_API_TOKEN)"))
-
-
-def orchard_router(database: Database, resolve: Callable[[Request], Caller],
+def orchard_router(database: Database, rules: Rules,
                    llm=None) -> APIRouter:
     """The /orchard routes over one database; `llm` phrases /orchard/week (default: the
     configured one, if any)."""
     router = APIRouter(prefix="/orchard", tags=["orchard"])
-    CallerDep = Annotated[Caller, Depends(resolve)]
+    # projects are `scoped` (the orchard services check the namespaces); proposals come
+    # from the whole conversation history: `unscoped`
+    CallerDep = Annotated[Caller, Depends(rules.scoped)]
+    Unscoped = Annotated[Caller, Depends(rules.unscoped)]
 
     @router.get("/projects", response_model=ProjectList)
     def list_projects(caller: CallerDep, status: Status | None = None,
@@ -171,31 +166,27 @@ def orchard_router(database: Database, resolve: Callable[[Request], Caller],
         return _errors(week.week, database, caller.scope, llm=model)
 
     @router.get("/proposals", response_model=list[Proposal])
-    def list_proposals(caller: CallerDep, state: Literal["pending", "accepted", "dismissed",
+    def list_proposals(caller: Unscoped, state: Literal["pending", "accepted", "dismissed",
                                                          "all"] = "pending") -> list[dict]:
-        _unscoped(caller)
         return _errors(discovery.list_proposals, database, None if state == "all" else state)
 
     @router.post("/proposals/{proposal_id:int}/accept", response_model=Accepted,
                  status_code=201)
-    def accept(caller: CallerDep, proposal_id: int, body: Acceptance) -> dict:
+    def accept(caller: Unscoped, proposal_id: int, body: Acceptance) -> dict:
         """A person accepts: the proposal becomes a project."""
-        _unscoped(caller)
         return _errors(discovery.accept, database, caller.scope, proposal_id,
                        actor=caller.actor, **body.model_dump(exclude_none=True))
 
     @router.post("/proposals/{proposal_id:int}/dismiss", response_model=Proposal)
-    def dismiss(caller: CallerDep, proposal_id: int) -> dict:
-        _unscoped(caller)
+    def dismiss(caller: Unscoped, proposal_id: int) -> dict:
         return _errors(discovery.dismiss, database, proposal_id, actor=caller.actor)
 
     return router
 
 
-def mount_orchard(app, database: Database, resolve: Callable[[Request], Caller],
-                  llm=None) -> None:
+def mount_orchard(app, database: Database, rules: Rules, llm=None) -> None:
     """The /orchard REST routes and the dashboard's /review/orchard page."""
     from memory_platform.api.dashboard.orchard import orchard_page_router
 
-    app.include_router(orchard_router(database, resolve, llm))
-    app.include_router(orchard_page_router(database, resolve))
+    app.include_router(orchard_router(database, rules, llm))
+    app.include_router(orchard_page_router(database, rules))

@@ -1,5 +1,7 @@
-"""recall over REST: the context pack and the findings at the review gate, with the scope
-rules of api/vault.py (a scoped token sees and resolves only its namespaces).
+"""recall over REST: the context pack and the findings at the review gate. Access rules
+(api/access.py): the pack and the findings list are `scoped` (a token sees only its
+namespaces); resolving a finding changes the vault, so it is a `reviewer`'s (a person's
+token, never an agent's).
 
     GET  /vault/context?q=&project=&namespace=&token_budget=1500   the pack (vault/context.py)
     GET  /vault/findings?namespace=&status=open                    lint and wiki findings
@@ -7,12 +9,12 @@ rules of api/vault.py (a scoped token sees and resolves only its namespaces).
                                         "old_id"?, "memory_id"?}   audited
 """
 
-from collections.abc import Callable
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request
+from fastapi import APIRouter, Depends, HTTPException, Query
 from pydantic import BaseModel, Field
 
+from memory_platform.api.access import Caller, Rules
 from memory_platform.recall import findings as finding_service
 from memory_platform.store import Database
 from memory_platform.vault import context as pack_service
@@ -50,10 +52,10 @@ def _errors(fn, *args, **kwargs):
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
-def recall_router(database: Database, resolve: Callable[[Request], object],
-                  embedder=None) -> APIRouter:
+def recall_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
     router = APIRouter(prefix="/vault", tags=["recall"])
-    CallerDep = Annotated[object, Depends(resolve)]
+    CallerDep = Annotated[Caller, Depends(rules.scoped)]
+    ReviewerDep = Annotated[Caller, Depends(rules.reviewer)]
 
     @router.get("/context", response_model=ContextPack)
     def vault_context(
@@ -83,7 +85,7 @@ def recall_router(database: Database, resolve: Callable[[Request], object],
         return {"findings": rows, "total": len(rows)}
 
     @router.post("/findings/{finding_id:int}/resolve")
-    def resolve_finding(caller: CallerDep, finding_id: int, body: Resolution) -> dict:
+    def resolve_finding(caller: ReviewerDep, finding_id: int, body: Resolution) -> dict:
         """Supersede, archive or keep; the vault changes only here, audited."""
         return _errors(finding_service.resolve, database, finding_id, body.action,
                        actor=caller.actor, scope=caller.scope, old_id=body.old_id,

@@ -1,5 +1,5 @@
-"""The command line face: main.py assembles the commands of cairn.py, dream.py, review.py,
-vault.py, orchard.py, tokens.py, serve.py, hooks.py, recall.py and bench.py over
+"""The command line face: main.py assembles the commands of cairn.py, dream.py, curator.py,
+review.py, vault.py, orchard.py, tokens.py, serve.py, hooks.py, recall.py and bench.py over
 common.py.
 
 `main` sends `memory-platform hook session-start|prompt` straight to recall's

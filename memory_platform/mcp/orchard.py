@@ -21,6 +21,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
+from memory_platform.mcp.tools import SCOPED, tool
 from memory_platform.orchard.models import (
     ProjectChanged,
     ProjectList,
@@ -67,7 +68,7 @@ def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None)
     limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
     Ref = Annotated[str, Field(description="The project's name (any case) or id.")]
 
-    @server.tool(description="Every project of the user's portfolio with status, priority, "
+    @tool(server, SCOPED, description="Every project of the user's portfolio with status, priority, "
                              "next action, blockers, last milestone and activity (sessions "
                              "and turns, last active day). Never cut short." + limited)
     @_orchard_errors
@@ -80,7 +81,7 @@ def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None)
                                        include_archived=include_archived)
         return ProjectList(projects=found, total=len(found))
 
-    @server.tool(description="One project, with its activity and, on request, every change "
+    @tool(server, SCOPED, description="One project, with its activity and, on request, every change "
                              "(who, when, before/after)." + limited)
     @_orchard_errors
     def orchard_get(
@@ -90,7 +91,7 @@ def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None)
         return ProjectWithHistory(**projects.get(database, scope, project,
                                                  with_history=history))
 
-    @server.tool(description="Record a milestone of a project: what was reached, and "
+    @tool(server, SCOPED, description="Record a milestone of a project: what was reached, and "
                              "optionally the next action, the blockers (the list replaces "
                              "the old one; [] clears it) and the status. The only way an "
                              "agent updates a project: an update without a milestone, or "
@@ -110,7 +111,7 @@ def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None)
             database, scope, project, what, actor=AGENT_ACTOR, agent=True,
             next_action=next_action, blockers=blockers, status=status))
 
-    @server.tool(description="What the user should work on this week: their projects ranked "
+    @tool(server, SCOPED, description="What the user should work on this week: their projects ranked "
                              "by a transparent score (priority, status and blockers, days "
                              "since last activity, deadline, next action), each with its "
                              "reasons and the latest turns from their conversations as "

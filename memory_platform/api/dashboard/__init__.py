@@ -24,7 +24,7 @@ the header of every page (queued, recorded, failed, last error). Decisions still
 when a server stops are not lost to Dagster: at start, the recorder looks for approvals of
 the last 14 days without a successful run and records them (`PromotionRecorder.catch_up`).
 
-Auth is the app's `resolve_caller` (api/vault.py), which also accepts the login cookie.
+Auth is the app's rules (api/access.py; the resolver also accepts the login cookie).
 A token scoped to `work` sees only work's cards and entries (403 for a namespace, 404 for
 an entry outside it). Decisions are audited as `dashboard:<token name>` (`dashboard:local`
 on open loopback, `dashboard:admin` with the admin token).

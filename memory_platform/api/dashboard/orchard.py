@@ -9,30 +9,21 @@ cannot send a JSON request without a CORS preflight this app never grants, so an
 loopback server takes no edit from another site.
 """
 
-from collections.abc import Callable
 from typing import Annotated
-from urllib.parse import quote
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends
 from fastapi.responses import HTMLResponse
 
+from memory_platform.api.access import Caller, Rule, Rules
 from memory_platform.api.dashboard import pages
-from memory_platform.api.vault import Caller
 from memory_platform.orchard import discovery, projects, week
 from memory_platform.store import Database
 
 
-def orchard_page_router(database: Database, resolve: Callable[[Request], Caller]) -> APIRouter:
+def orchard_page_router(database: Database, rules: Rules) -> APIRouter:
     router = APIRouter(prefix="/review", include_in_schema=False)
-
-    def page_caller(request: Request) -> Caller:
-        try:
-            return resolve(request)
-        except HTTPException as exc:
-            if exc.status_code == 401:  # a browser goes to the login form
-                raise HTTPException(status_code=303, headers={
-                    "Location": f"/review/login?next={quote(request.url.path)}"}) from exc
-            raise
+    # `scoped` (api/access.py); a browser without a token goes to the login form
+    page_caller = rules.page(Rule.SCOPED, "/review/login")
 
     @router.get("/orchard", response_class=HTMLResponse)
     def orchard_page(caller: Annotated[Caller, Depends(page_caller)]) -> HTMLResponse:
