@@ -251,14 +251,13 @@ def test_hook_input_is_checked_and_the_client_finds_home_like_the_settings(monke
 
 
 def test_rest_serves_the_pack_and_findings_within_the_callers_scope(db, home):
-    from fastapi.testclient import TestClient
-
+    from helpers.api import local_client
     from memory_platform.api.app import create_app
     from memory_platform.vault import tokens
 
     ids = seed(db, home)
     _, secret = tokens.create(db, ["personal"], name="laptop")
-    client = TestClient(create_app(db, vault_embedder=WORDS))
+    client = local_client(create_app(db, vault_embedder=WORDS))
     head = {"Authorization": f"Bearer {secret}"}
     assert client.get("/vault/context", params={"project": "/src/acme", "namespace": "acme"},
                       headers=head).status_code == 403

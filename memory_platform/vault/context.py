@@ -156,14 +156,16 @@ def context(
     memories that did not fit."""
     query = query.strip() if query else None
     project = project.strip() if project else None
-    if not query and not project:
-        raise ValueError("give a query or a project")
     if token_budget < 64:
         raise ValueError("token_budget must be at least 64")
     if relevance not in RELEVANCE:
         raise ValueError(f"unknown relevance {relevance!r}; use one of {', '.join(RELEVANCE)}")
-    index = bool(project) if index is None else index
+    # The scope is checked first: a namespace outside it is refused as such, whatever else
+    # is wrong with the request.
     chosen = _choose_namespaces(db, scope, namespaces, project, query)
+    if not query and not project:
+        raise ValueError("give a query or a project")
+    index = bool(project) if index is None else index
     result = {"context": "", "memory_ids": [], "index_ids": [], "namespaces": chosen,
               "tokens_used": 0, "token_budget": token_budget, "omitted": 0,
               "tokenizer": TOKENIZER_NAME}
