@@ -164,6 +164,24 @@ def bench_analytics(
     run(body)
 
 
+@bench_app.command("hostile")
+def bench_hostile(
+    parts: Annotated[str, typer.Option(help="Any of deep,long,zip,overhead.")] =
+        "deep,long,zip,overhead",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/hostile-files.json"),
+) -> None:
+    """Hostile export files: peak RSS and seconds per MB for deep nesting and long strings
+    (bounded, linear), and the guard's cost on ordinary exports."""
+
+    def body():
+        from memory_platform.bench import hostile
+
+        hostile.run(out, parts=_names(parts), log=say)
+
+    run(body)
+
+
 @bench_app.command("recall")
 def bench_recall(
     parts: Annotated[str, typer.Option(help="Any of labelled,scale,hooks.")] =
