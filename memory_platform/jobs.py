@@ -9,6 +9,7 @@ from memory_platform.assets.curator import curator_cuts, curator_purge, curator_
 from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.assets.embeddings import event_embeddings
 from memory_platform.assets.orchard import orchard_proposals, orchard_snapshot
+from memory_platform.assets.recall import vault_lint, vault_wiki
 from memory_platform.assets.vault import vault_promotions
 
 # Dagster's own tags for a single run over a partition range.
@@ -82,6 +83,20 @@ curator_purge_job = dg.define_asset_job(
     "each. Target of the daily purge schedule and `memory-platform curator purge`.",
 )
 
+build_wiki_job = dg.define_asset_job(
+    "build_wiki_job",
+    selection=[vault_wiki],
+    description="Take people's edits to a namespace's wiki files into the vault, then rewrite "
+    "the wiki from the vault (never over an edit not taken in).",
+)
+
+lint_vault_job = dg.define_asset_job(
+    "lint_vault_job",
+    selection=[vault_lint],
+    description="Find contradictions, stale claims, orphans and near-duplicates in every "
+    "primary namespace, as findings for review. Changes no memory.",
+)
+
 weekly_report_job = dg.define_asset_job(
     "weekly_report_job",
     # The lake's snapshots and the marts are unpartitioned (rebuilt whole: seconds at a
@@ -107,4 +122,4 @@ snapshot_orchard_job = dg.define_asset_job(
 
 JOBS = [ingest_raw_events_job, dream_job, vault_promotion_job, curator_job,
         curator_dry_run_job, curator_purge_job, weekly_report_job, discover_projects_job,
-        snapshot_orchard_job]
+        snapshot_orchard_job, build_wiki_job, lint_vault_job]

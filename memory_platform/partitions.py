@@ -35,3 +35,8 @@ def curator_key(namespace: str, week: str) -> dg.MultiPartitionKey:
 # too (`report` on demand, the portfolio as it stands).
 weekly_partitions = dg.WeeklyPartitionsDefinition(start_date=history_start(), day_offset=1,
                                                   end_offset=1)
+
+# One partition per primary namespace (key: its name), added by `wiki_sensor`; each is
+# that namespace's markdown wiki (`vault_wiki`).
+WIKI_PARTITIONS_NAME = "wiki_namespaces"
+wiki_namespaces = dg.DynamicPartitionsDefinition(name=WIKI_PARTITIONS_NAME)

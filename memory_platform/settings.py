@@ -100,6 +100,25 @@ class Settings(BaseSettings):
     orchard_evidence_turns: Annotated[int, Field(ge=1, le=20)] = Field(3, description=(
         "`orchard week`: how many of a project's latest cairn turns it shows as evidence."))
 
+    # --- recall -------------------------------------------------------------------------
+    session_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(1500, description=(
+        "Token budget of the context a Claude Code session starts with "
+        "(`hook session-start`)."))
+    prompt_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(400, description=(
+        "Token budget of the memories added to a prompt (`hook prompt`)."))
+    recall_server: str = Field("auto", pattern="^(auto|off)$", description=(
+        "`auto`: the hooks start a resident process on first use (fast hooks: it keeps the "
+        "database and the embedding model loaded); `off`: every hook works in its own "
+        "process (slower, keyword relevance only)."))
+    recall_idle_minutes: Annotated[int, Field(ge=1)] = Field(30, description=(
+        "The resident hook process exits after this many minutes without a request."))
+    wiki_sensitive: bool = Field(False, description=(
+        "Write memories holding personal data to the wiki too (they are left out by "
+        "default)."))
+    classifier_llm: bool = Field(False, description=(
+        "Ask the configured LLM for the category and topic of memories the rules are unsure "
+        "of (on wiki builds and `memory-platform recall classify`)."))
+
     # --- curator --------------------------------------------------------------------------
     curator_ceiling: Annotated[float, Field(ge=0, le=1)] = Field(0.40, description=(
         "The share of a namespace's current memories one curator run may cut; a run that "

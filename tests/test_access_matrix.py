@@ -81,6 +81,7 @@ def _values(world, inside: bool) -> dict:
         "project": "work-api" if inside else str(world.personal_project),
         "proposal_id": 1,
         "run_id": 1,
+        "finding_id": 1,
         "q": "port" if inside else PERSONAL_MARK,
         "since": "2026-03-01T00:00:00Z", "until": "2026-03-04T00:00:00Z",
     }
@@ -99,7 +100,7 @@ def _request(entry: access.RouteEntry, world, inside: bool) -> tuple[str, dict, 
     body = {"text": "matrix probe", "category": "user", "ids": [values["memory_id"]],
             "old_memory_id": world.work_memory if inside else world.personal_memory,
             "namespace": values["namespace"], "reason": "probe", "name": "matrix-probe",
-            "what": "the api answers on 8081",
+            "what": "the api answers on 8081", "action": "keep",
             "since": values["since"], "until": values["until"]}
     return path, params, body
 
@@ -176,7 +177,7 @@ def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world):
 def _tool_args(tool, world, inside: bool) -> dict:
     samples = {"query": "port" if inside else PERSONAL_MARK,
                "project": "work-api" if inside else str(world.personal_project),
-               "what": "the api answers on 8081",
+               "what": "the api answers on 8081", "action": "keep",
                "namespace": "work" if inside else "personal",
                "namespaces": ["work" if inside else "personal"],
                "text": "the work api listens on 8081 (mcp probe)",

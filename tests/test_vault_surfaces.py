@@ -22,6 +22,7 @@ from memory_platform.store import memories as memory_store
 from memory_platform.vault import context as vault_context
 from memory_platform.vault import service as access
 from memory_platform.vault import tokens
+from memory_platform.vault.budget import count_tokens
 from memory_platform.vault.tokens import Scope
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
@@ -340,7 +341,7 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
                           token_budget=300, embedder=local_embedder)
     block = pack["context"]
     assert block.startswith(f"<{CONTEXT_MARKER}>") and block.endswith(f"</{CONTEXT_MARKER}>")
-    assert len(block) <= 300 * 4 and pack["tokens_used"] <= 300
+    assert count_tokens(block) == pack["tokens_used"] <= 300
     assert pack["memory_ids"][0] == ids["work"][0] and pack["omitted"] > 0
     assert old not in pack["memory_ids"] and idea not in pack["memory_ids"]
     assert not set(ids["personal"]) & set(pack["memory_ids"])
@@ -349,7 +350,7 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
     bigger = vault_context.context(db, scope, query="tidepool", token_budget=4000,
                             embedder=local_embedder)
     assert len(bigger["memory_ids"]) > len(pack["memory_ids"])
-    assert len(bigger["context"]) <= 4000 * 4
+    assert count_tokens(bigger["context"]) <= 4000
 
     # A project alone: its routed namespace's memories.
     (home / "routing.toml").write_text(

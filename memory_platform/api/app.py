@@ -127,6 +127,9 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     # /curator (scoped as /vault) and /review/curator, before the dashboard's /review/{namespace}
     mount_curator(app, database, rules)
+    from memory_platform.api.recall import recall_router
+
+    app.include_router(recall_router(database, rules, embedder=vault_embedder))  # /vault/...
     from memory_platform.api.dashboard import mount_dashboard
     from memory_platform.api.orchard import mount_orchard
     from memory_platform.api.vault import vault_router

@@ -58,6 +58,8 @@ class Memory(BaseModel):
     created_at: datetime
     updated_at: datetime
     content_hash: str
+    topic: str | None = Field(None, description="A short slug (None: not classified yet)")
+    sensitive: bool = Field(False, description="Holds personal data: never injected")
 
 
 class MemoryWritten(Memory):
@@ -83,12 +85,14 @@ class Namespace(BaseModel):
 class NewMemory(BaseModel):
     text: str = Field(min_length=1, max_length=access.MAX_TEXT_CHARS,
                       description="One self-contained statement.")
-    category: Category = "user"
+    category: Category | None = Field(None, description="Default: chosen by rules")
+    topic: str | None = Field(None, description="A short slug; default: chosen by rules")
 
 
 class MemoryEdit(BaseModel):
     text: str | None = Field(None, min_length=1, max_length=access.MAX_TEXT_CHARS)
     category: Category | None = None
+    topic: str | None = None
 
 
 # --- routes ------------------------------------------------------------------------------
@@ -142,7 +146,8 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
     def edit_memory(caller: CallerDep, memory_id: int, body: MemoryEdit) -> dict:
         """Edit the text and/or category of an active memory; audited (before/after)."""
         return _errors(access.edit, database, caller.scope, memory_id, actor=caller.actor,
-                       text=body.text, category=body.category, embedder=embedder)
+                       text=body.text, category=body.category, embedder=embedder,
+                       topic=body.topic)
 
     @router.delete("/memories/{memory_id:int}", response_model=MemoryChanged)
     def archive_memory(caller: CallerDep, memory_id: int) -> dict:
@@ -177,7 +182,8 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
         token it is staged in <namespace>__ideas for review (as MCP vault_add). The text
         is embedded in the same request."""
         row = _errors(access.add, database, caller.scope, namespace, body.text,
-                      body.category, actor=caller.actor, embedder=embedder)
+                      body.category, actor=caller.actor, embedder=embedder,
+                      topic=body.topic)
         response.status_code = 201 if row["created"] else 200
         return row
 

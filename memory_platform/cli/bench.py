@@ -180,3 +180,23 @@ def bench_hostile(
         hostile.run(out, parts=_names(parts), log=say)
 
     run(body)
+
+
+@bench_app.command("recall")
+def bench_recall(
+    parts: Annotated[str, typer.Option(help="Any of labelled,scale,hooks.")] =
+        "labelled,scale,hooks",
+    size: Annotated[int, typer.Option(help="Memories in the benchmark namespace.")] = 10_000,
+    calls: Annotated[int, typer.Option(help="Timed calls per hook and per pack.")] = 40,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/recall.json"),
+) -> None:
+    """Hook latency (resident process and not), pack / wiki / lint at scale, and the
+    labelled personal-data and credential set (hand patterns vs detect-secrets)."""
+
+    def body():
+        from memory_platform.bench import recall
+
+        recall.run(out, size=size, calls=calls, parts=tuple(_names(parts)), log=say)
+
+    run(body)

@@ -14,9 +14,11 @@
     memory-platform curator cuts|restore ID|runs|purges|purge   (the curator's books)
     memory-platform orchard list|show|add|edit|milestone|week|proposals|accept|dismiss
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
+    memory-platform hook session-start | hook prompt   (SessionStart / UserPromptSubmit hooks)
+    memory-platform wiki build [NAMESPACE] | lint run|list|resolve | recall serve|stop|classify
     memory-platform report [--week 2026-W48] [--json]
     memory-platform sql "select ..." [--json]
-    memory-platform bench ingest|search|dedup|review|analytics|curator
+    memory-platform bench ingest|search|dedup|review|analytics|curator|recall
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -36,6 +38,7 @@ from memory_platform.cli import (
     dream,
     hooks,
     orchard,
+    recall,
     review,
     serve,
     tokens,
@@ -76,6 +79,9 @@ app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(curator.curator_app, name="curator")
 app.add_typer(bench.bench_app, name="bench")
+app.add_typer(recall.wiki_app, name="wiki")
+app.add_typer(recall.lint_app, name="lint")
+app.add_typer(recall.recall_app, name="recall")
 
 
 def main() -> None:

@@ -42,6 +42,7 @@ def stage(conn: psycopg.Connection, *, namespace: str, week: date, curator_run_i
             memory_id, _ = memory_store.add_memory(
                 conn, namespace=shadow, text=proposal.text,
                 category=first["category"] if first else "user",
+                topic=first["topic"] if first else None,  # a merge keeps its sources' topic
                 source="dream", actor=f"curator:{dagster_run_id}", review="pending",
                 dream_run_id=dagster_run_id, why=why, verdict=f"curator_{kind}")
             store.insert_proposal(conn, curator_run_id=curator_run_id, namespace=namespace,

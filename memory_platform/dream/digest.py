@@ -16,6 +16,7 @@ from memory_platform.store import curator as curator_store
 from memory_platform.store import curator_archive as curator_archive_store
 from memory_platform.store import dream as store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.store import recall as recall_store
 
 MAX_LISTED = 20  # per section; the counts are always complete
 CURATOR_DAYS = 7
@@ -38,6 +39,7 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         cuts = curator_archive_store.list_archives(conn, since=since)
         refused = [r for r in curator_store.list_runs(conn, since=since, refused_only=True)
                    if not r["dry_run"]]
+        findings = recall_store.open_counts(conn)
     rejected = [v for v in verdicts if v["verdict"] in ("duplicate", "same_fact")]
     contradictions = [v for v in verdicts if v["verdict"] == "contradiction"]
     pending = sum(b["pending"] for b in backlog)
@@ -72,6 +74,10 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
                                       else "") + "."]
     lines += [f"- {b['namespace']}: {b['pending']}" for b in backlog if b["pending"]]
     lines += _curator_section(cuts, refused)
+    open_findings = sum(n for kinds in findings.values() for n in kinds.values())
+    lines += ["", f"## Lint findings waiting for review: {open_findings}"]
+    lines += [f"- {ns}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+              for ns, kinds in sorted(findings.items())]
     figures = {
         "staged": len(staged),
         "rejected_as_known": len(rejected),
@@ -79,6 +85,7 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         "candidates_by_status": counts,
         "backlog_pending": pending,
         "backlog_oldest_days": oldest_days,
+        "lint_findings_open": open_findings,
         "curator_cuts_last_week": len(cuts),
         "curator_refused_last_week": len(refused),
     }

@@ -48,11 +48,13 @@ class VaultContext(BaseModel):
     context: str = Field(description="The block to put in a prompt, wrapped in "
                                      "<memory-platform-context>; empty when nothing "
                                      "qualifies.")
-    memory_ids: list[int]
+    memory_ids: list[int] = Field(description="Every memory in the block, index first.")
+    index_ids: list[int] = Field([], description="The standing facts (with a project).")
     namespaces: list[str]
-    tokens_used: int = Field(description="Estimated at 4 characters a token.")
+    tokens_used: int = Field(description="Counted with the tokenizer named in `tokenizer`.")
     token_budget: int
     omitted: int = Field(description="Relevant memories left out to stay in the budget.")
+    tokenizer: str = ""
 
 
 def _vault_memory(row: dict) -> VaultMemory:
@@ -130,11 +132,13 @@ def vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -
                                                     "work.")],
         text: Annotated[str, Field(min_length=1, description="One self-contained "
                                                              "statement.")],
-        category: Category = "user",
+        category: Category | None = None,
         why: Annotated[str | None, Field(description="Why it is worth remembering.")] = None,
+        topic: Annotated[str | None, Field(description="A short slug, e.g. database "
+                                                       "(default: chosen by rules).")] = None,
     ) -> VaultIdea:
         row = access.add_idea(database, scope, namespace, text, category, actor="mcp:agent",
-                              why=why, embedder=embedder)
+                              why=why, embedder=embedder, topic=topic)
         return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
                          created=row["created"])
 
@@ -152,7 +156,7 @@ def vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -
         namespaces: Annotated[list[str] | None, Field(
             description="Primary namespaces to draw from (default: all allowed).")] = None,
         token_budget: Annotated[int, Field(ge=64, le=50_000, description="At most this many "
-                                           "tokens (4 characters each).")] = 1500,
+                                           "tokens.")] = 1500,
     ) -> VaultContext:
         from memory_platform.query.inputs import check_optional_text
 

@@ -22,6 +22,7 @@ from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault_service
 from memory_platform.vault.tokens import Scope
+from memory_platform.vault.topics import slugify
 
 MAX_PAGE = 1000
 # A memory is a fact, not a file: a few sentences. Longer text is refused on every write
@@ -166,14 +167,16 @@ def embed_text(embedder: Embedder | None, text: str):
     return embedder, embedder.embed([memory_store.normalize_text(text)])[0]
 
 
-def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *, actor: str,
-        embedder: Embedder | None = None) -> dict:
+def add(db: Database, scope: Scope, namespace: str, text: str, category: str | None, *,
+        actor: str, embedder: Embedder | None = None, topic: str | None = None) -> dict:
     """A write over REST or the CLI. A person's goes into the namespace named (a primary or
     its `__ideas`; `__dream` is the dream's own); an agent's scope makes it a suggestion
     (`add_idea`: into `<primary>__ideas`, pending review). The same text twice returns the
-    first (created=False)."""
+    first (created=False). Without a category or topic, the rules of vault/topics.py
+    choose them."""
     if scope.agent:
-        return add_idea(db, scope, namespace, text, category, actor=actor, embedder=embedder)
+        return add_idea(db, scope, namespace, text, category, actor=actor, embedder=embedder,
+                        topic=topic)
     kind, _ = namespace_store.parse_namespace(namespace)
     check(scope, namespace)
     if kind == "dream":
@@ -181,11 +184,12 @@ def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
                          f"namespace or to its __ideas")
     _check_text(text, category)
     return vault_service.add(db, namespace, text, category, actor, "hand",
-                             embedder=embedder or vault_service.vault_embedder())
+                             embedder=embedder or vault_service.vault_embedder(), topic=topic)
 
 
-def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
-             actor: str, why: str | None = None, embedder: Embedder | None = None) -> dict:
+def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str | None, *,
+             actor: str, why: str | None = None, embedder: Embedder | None = None,
+             topic: str | None = None) -> dict:
     """An agent's write: always into `<primary>__ideas` (source 'agent', review 'pending'),
     whether `namespace` names the primary or its ideas shadow; never a primary namespace.
     Text already in the primary or pending in ideas is not added twice (created=False and
@@ -209,9 +213,11 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
             if existing is not None:
                 memory_id, created = existing, False
             else:
+                labelled = vault_service.label(conn, target, text, category, topic)
                 memory_id, created = memory_store.add_memory(
-                    conn, namespace=target, text=text, category=category, source="agent",
-                    review="pending", why=why, actor=actor)
+                    conn, namespace=target, text=text, category=labelled.category,
+                    source="agent", review="pending", why=why, actor=actor,
+                    topic=labelled.topic)
                 memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
                                                           [(memory_id, vector)])
         row = memory_store.get_memory(conn, memory_id)
@@ -220,17 +226,20 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
 
 
 def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | None = None,
-         category: str | None = None, embedder: Embedder | None = None) -> dict:
-    """Edit text and/or category (audit action 'edit', before and after). A new text is
-    re-embedded. Editing an archived memory is a Conflict; an edit that changes nothing
+         category: str | None = None, embedder: Embedder | None = None,
+         topic: str | None = None) -> dict:
+    """Edit text, category and/or topic (audit action 'edit', before and after). A new text
+    is re-embedded. Editing an archived memory is a Conflict; an edit that changes nothing
     writes nothing (changed=False)."""
-    if text is None and category is None:
-        raise ValueError("give a new text or category")
+    if text is None and category is None and topic is None:
+        raise ValueError("give a new text, category or topic")
     if text is not None:
         _check_text(text, category)
-    elif category not in memory_store.CATEGORIES:
+    elif category is not None and category not in memory_store.CATEGORIES:
         raise ValueError(f"unknown category {category!r}; use one of "
                          f"{', '.join(memory_store.CATEGORIES)}")
+    if topic is not None:
+        topic = slugify(topic)
     vector = None
     if text is not None:
         # Embed before writing (outside the row lock): a model that fails changes nothing.
@@ -253,6 +262,8 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
                 changes["text"] = text
             if category is not None and category != current["category"]:
                 changes["category"] = category
+            if topic is not None and topic != current["topic"]:
+                changes["topic"] = topic
             if not changes:
                 return {**current, "changed": False}
             row = memory_store.update_memory(conn, memory_id, changes=changes, action="edit",
