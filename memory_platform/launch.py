@@ -4,9 +4,11 @@
 - `run_job`: a job executed in this process on that instance, so a run started from the CLI
   (or the dashboard) shows in the UI with its lineage like a scheduled one.
 - `bring_up` / `serve_ui`: `memory-platform up` (import the watched folders through the
-  ingest job, then `dagster dev`).
+  ingest job, with a demo history and demo vault on a machine with none; then `dagster dev`).
 - `run_dream`: `memory-platform dream` over a range of days.
 - `promote_via_dagster`: one review decision as a run of `vault_promotion_job`.
+- `run_curate` / `run_curator_purge`: `memory-platform curate` (one `curator_job` or
+  `curator_dry_run_job` run per namespace) and `memory-platform curator purge`.
 - `run_weekly_report`: `memory-platform report`, one run of `weekly_report_job` for a week.
 
 Importing this module loads the definitions (Dagster itself); faces import it only in the
@@ -37,6 +39,9 @@ from memory_platform.jobs import (
     DECISION_TAG,
     MEMORY_TAG,
     TRIGGER_TAG,
+    curator_dry_run_job,
+    curator_job,
+    curator_purge_job,
     dream_job,
     ingest_raw_events_job,
     range_tags,
@@ -44,7 +49,11 @@ from memory_platform.jobs import (
     weekly_report_job,
 )
 from memory_platform.llm.providers import provider_from_env
-from memory_platform.partitions import PENDING_PARTITIONS_NAME
+from memory_platform.partitions import (
+    CURATOR_NAMESPACES_NAME,
+    PENDING_PARTITIONS_NAME,
+    curator_key,
+)
 from memory_platform.settings import Settings
 from memory_platform.store import Database
 from memory_platform.vault import review
@@ -70,14 +79,15 @@ def prepare_instance(settings: Settings) -> dg.DagsterInstance:
 def run_job(job,
             instance: dg.DagsterInstance, *, tags: Mapping[str, str] | None = None,
             run_config: Mapping[str, Any] | None = None, partition_key: str | None = None,
-            quiet: Mapping[str, Any] = QUIET) -> dg.ExecuteInProcessResult:
+            quiet: Mapping[str, Any] = QUIET,
+            raise_on_error: bool = True) -> dg.ExecuteInProcessResult:
     """Execute one of the project's jobs (an object from jobs.py) in this process on
     `instance`, with the project's resources. Raises on a failed step (the run is recorded
-    as failed)."""
+    as failed) unless `raise_on_error` is False (the caller reads the outcome)."""
     resolved = defs.resolve_job_def(job.name)
     return resolved.execute_in_process(
         instance=instance, tags=dict(tags or {}), partition_key=partition_key,
-        run_config={**(run_config or {}), **quiet}, raise_on_error=True)
+        run_config={**(run_config or {}), **quiet}, raise_on_error=raise_on_error)
 
 
 def has_own_history(settings: Settings) -> bool:
@@ -90,8 +100,9 @@ def has_own_history(settings: Settings) -> bool:
 def bring_up(
     settings: Settings, demo: bool | None = None, log: Callable[[str], None] = print
 ) -> dict:
-    """Start the database, catalog the watched folders (a generated demo history on a machine
-    with none), and import every day they cover in one run of the ingest job."""
+    """Start the database, catalog the watched folders (a generated demo history, and a demo
+    vault for the curator, on a machine with none), and import every day they cover in one
+    run of the ingest job."""
     from datetime import datetime, timezone
 
     from memory_platform.assets.cairn import source_files
@@ -105,6 +116,10 @@ def bring_up(
         manifest = synthetic.generate_demo(settings.demo)
         log(f"no AI history found: generated a demo history ({manifest['events']} events) "
             f"in {settings.demo}")
+    if demo:  # and a demo vault for the curator, into an empty vault only (vault/demo.py)
+        from memory_platform.vault.demo import seed_demo_vault
+
+        seed_demo_vault(database, settings, log=log)
     instance = prepare_instance(settings)
     log("cataloguing source files…")
     result = dg.materialize([source_files], instance=instance,
@@ -295,6 +310,71 @@ def recorded_memory_ids(instance: dg.DagsterInstance, since) -> set[str]:
         job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
         created_after=since))
     return {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}
+
+
+def run_curate(settings: Settings, *, namespace: str | None = None, dry_run: bool = False,
+               now=None, log: Callable[[str], None] = print) -> list[dict]:
+    """One run of `curator_job` (or `curator_dry_run_job`) per namespace (every primary one,
+    or `namespace`) for the current week, in this process on the instance the Dagster UI
+    shows. Returns each namespace's outcome (curator.outcome.of_run): what was proposed,
+    cut, refused and why. A refusal is an outcome, not an exception; a run that failed for
+    another reason raises with its step's error."""
+    from datetime import datetime, timezone
+
+    from memory_platform.curator import outcome
+    from memory_platform.curator.config import CuratorConfig, week_of
+    from memory_platform.curator.listing import namespaces
+
+    provider_from_env()  # no provider: stop now with the settings to set, not mid-run
+    database = Database.from_settings(settings)
+    known = namespaces(database)
+    if namespace is not None and namespace not in known:
+        raise ValueError(f"no primary vault namespace {namespace!r}; known: "
+                         f"{', '.join(known) if known else 'none yet'}")
+    names = [namespace] if namespace is not None else known
+    config = CuratorConfig.load(settings)
+    for name in names:
+        config.repo_for(name)  # a broken repository tie: stop before any run, saying which
+    instance = prepare_instance(settings)
+    week = week_of(now or datetime.now(timezone.utc), settings.timezone).isoformat()
+    outcomes = []
+    for name in names:
+        # The partition must exist before a run can target it; the sensor would add it on
+        # its next tick (the same, idempotent request).
+        if not instance.has_dynamic_partition(CURATOR_NAMESPACES_NAME, name):
+            instance.add_dynamic_partitions(CURATOR_NAMESPACES_NAME, [name])
+        log(f"curating {name}, week {week}{' (dry run)' if dry_run else ''}…")
+        # The dry-run job's own config is replaced by any run config given (the loggers
+        # here), so the flag is passed again.
+        config = {"ops": {"curator_verdicts": {"config": {"dry_run": True}}}} if dry_run \
+            else None
+        run = run_job(curator_dry_run_job if dry_run else curator_job, instance,
+                      partition_key=curator_key(name, week), tags={TRIGGER_TAG: "cli"},
+                      run_config=config, raise_on_error=False)
+        outcomes.append(outcome.of_run(database, run.run_id, name, week, success=run.success,
+                                       errors=_step_errors(run)))
+    return outcomes
+
+
+def _step_errors(run: dg.ExecuteInProcessResult) -> list[str]:
+    """Each failed step's own error (Dagster wraps it: the innermost cause says why)."""
+    found = []
+    for event in run.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            while error.cause is not None:
+                error = error.cause
+            found.append(str(error.message).strip())
+    return found
+
+
+def run_curator_purge(settings: Settings) -> dict:
+    """`curator_purge_job` in this process on the UI's instance; its metadata."""
+    instance = prepare_instance(settings)
+    run = run_job(curator_purge_job, instance, tags={TRIGGER_TAG: "cli"})
+    events = run.asset_materializations_for_node("curator_purge")
+    return {**{k: getattr(v, "value", v) for k, v in events[-1].metadata.items()},
+            "run_id": run.run_id}
 
 
 def run_weekly_report(settings: Settings, monday, log: Callable[[str], None] = print) -> dict:

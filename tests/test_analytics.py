@@ -92,13 +92,15 @@ def world(pg_admin_url, tmp_path_factory):
         assert dg.materialize([source_files], instance=instance, resources=resources).success
         tags = {"dagster/asset_partition_range_start": FIRST,
                 "dagster/asset_partition_range_end": LAST}
+        # as the real jobs: the days' import, then the dream over them
         setup = dg.Definitions(
             assets=[source_files, raw_events, raw_events_lake, *DREAM_ASSETS],
-            jobs=[dg.define_asset_job("demo", selection=[raw_events, raw_events_lake,
-                                                         *DREAM_ASSETS])],
+            jobs=[dg.define_asset_job("demo_import", selection=[raw_events, raw_events_lake]),
+                  dg.define_asset_job("demo_dream", selection=DREAM_ASSETS)],
             resources=resources)
-        assert setup.resolve_job_def("demo").execute_in_process(
-            instance=instance, tags=tags).success
+        for job in ("demo_import", "demo_dream"):
+            assert setup.resolve_job_def(job).execute_in_process(
+                instance=instance, tags=tags).success
         with db.connect() as conn:
             pending = [r[0] for r in conn.execute(
                 "SELECT id FROM memories WHERE review = 'pending' ORDER BY id").fetchall()]
@@ -219,11 +221,11 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
+    from memory_platform.api.access import Rules, caller_resolver
     from memory_platform.api.reports import reports_router
-    from memory_platform.api.vault import caller_resolver
 
     app = FastAPI()  # the reports router alone: create_app would also start the dashboard's
-    app.include_router(reports_router(caller_resolver(db, None)))  # recorder catch-up
+    app.include_router(reports_router(Rules(caller_resolver(db, None))))  # recorder catch-up
     client = TestClient(app)
     assert WEEK in client.get("/reports").text
     page = client.get(f"/reports/{WEEK}")

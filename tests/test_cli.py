@@ -115,15 +115,19 @@ def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
                                 actor="test")
 
     data = json.loads(run("status", "--json").stdout)
+    curator = {"curator_tombstones": 0, "curator_archives": 0, "curator_purged": 0,
+               "curator_invariant_ok": True}
     assert data["vault"] == [
         {"namespace": "personal", "memories": 2, "pending_review": 1,
-         "oldest_pending_days": 0.0},
-        {"namespace": "work", "memories": 1, "pending_review": 0, "oldest_pending_days": None}]
+         "oldest_pending_days": 0.0, **curator},
+        {"namespace": "work", "memories": 1, "pending_review": 0, "oldest_pending_days": None,
+         **curator}]
+    assert data["curator_invariant_ok"] is True
     assert data["undreamed"]["first"] == f"{start:%Y-%m-%d}"
     assert data["undreamed"]["last"] >= f"{start + timedelta(days=2):%Y-%m-%d}"  # today
     human = run("status")
     assert human.returncode == 0
-    assert "vault: memories and review backlog" in human.stdout
+    assert "vault: memories, review backlog, curator cuts" in human.stdout
     assert f"not dreamed yet: {start:%Y-%m-%d}" in human.stdout
 
 
@@ -136,7 +140,7 @@ def test_small_things_read_right(home):
     assert bad.returncode == 1
     assert bad.stderr.strip() == "error: --date '2026-13-01' is not a date like 2026-03-01"
 
-    assert run("token", "create", "--namespaces", "work").returncode == 0
+    assert run("token", "create", "--kind", "agent", "--namespaces", "work").returncode == 0
     assert "total: 1 token (1 live)" in run("token", "list").stdout
 
     assert run("vault", "add", "work", "Deploys go out on Fridays.").returncode == 0

@@ -10,11 +10,12 @@ HTML disabled: a summary the model wrote cannot inject markup.
 
 import html
 
-from fastapi import APIRouter, Depends, HTTPException, Request
+from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import FileResponse, HTMLResponse
 from markdown_it import MarkdownIt
 
 from memory_platform.analytics import service
+from memory_platform.api.access import Rules
 from memory_platform.settings import load_settings
 
 _STYLE = """
@@ -34,15 +35,9 @@ def _page(title: str, body: str) -> HTMLResponse:
         f"<a href=/review>review</a></nav>{body}</body></html>")
 
 
-def reports_router(resolve_caller) -> APIRouter:
-    def admin(request: Request) -> None:
-        caller = resolve_caller(request)
-        if not caller.scope.unrestricted:
-            raise HTTPException(status_code=403, detail=(
-                "reports cover every conversation of a week, unscoped; this token is limited "
-                f"to {caller.scope.describe()}"))
-
-    router = APIRouter(prefix="/reports", dependencies=[Depends(admin)])
+def reports_router(rules: Rules) -> APIRouter:
+    # every route `unscoped` (api/access.py): a report covers every conversation of a week
+    router = APIRouter(prefix="/reports", dependencies=[Depends(rules.unscoped)])
     markdown = MarkdownIt("commonmark", {"html": False}).enable("table")
 
     @router.get("", response_class=HTMLResponse)

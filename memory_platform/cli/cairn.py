@@ -84,9 +84,10 @@ def import_command(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Totals, the vault's backlog, undreamed days, warnings.
+    """Totals, the vault's backlog and curator cuts, undreamed days, warnings.
 
-    What is stored: events by source and month, the vault and its backlog, undreamed days.
+    What is stored: events by source and month, the vault, its backlog and the curator's
+    cuts (tombstones == archives per namespace), undreamed days.
 
     Also the database size and a warning for watched folders not imported for a week."""
 
@@ -124,13 +125,18 @@ def _print_status(data: dict) -> None:
             by_month.add_row(month, *[f"{grid[month].get(k, 0):,}" for k in kinds])
         out.print(by_month)
     if data["vault"]:
-        vault_table = Table(title="vault: memories and review backlog")
-        for col in ("namespace", "memories", "pending review", "oldest pending"):
+        vault_table = Table(title="vault: memories, review backlog, curator cuts")
+        for col in ("namespace", "memories", "pending review", "oldest pending",
+                    "cut (restorable)", "tombstones = archives"):
             vault_table.add_column(col, justify="left" if col == "namespace" else "right")
         for v in data["vault"]:
             age = "" if v["oldest_pending_days"] is None else f"{v['oldest_pending_days']} d"
+            pairing = (f"{v['curator_tombstones']} = {v['curator_archives']}"
+                       if v["curator_invariant_ok"] else
+                       f"BROKEN {v['curator_tombstones']} != {v['curator_archives']}")
             vault_table.add_row(v["namespace"], f"{v['memories']:,}",
-                                f"{v['pending_review']:,}", age)
+                                f"{v['pending_review']:,}", age,
+                                f"{v['curator_archives']:,}", pairing)
         out.print(vault_table)
     if data["undreamed"]:
         out.print(f"not dreamed yet: {data['undreamed']['first']} .. "

@@ -1,6 +1,6 @@
 """`memory-platform vault ...`: durable memories from the command line.
 
-    memory-platform vault add NAMESPACE TEXT [--category C] [--json]
+    memory-platform vault add NAMESPACE TEXT [--category C] [--topic T] [--json]
     memory-platform vault list NAMESPACE [--status active|archived|all] [--json]
     memory-platform vault search QUERY [--namespace N] [--k 10] [--history] [--json]
     memory-platform vault archive ID / vault restore ID
@@ -30,8 +30,11 @@ vault_app = typer.Typer(rich_markup_mode=None,
 def vault_add(
     namespace: Annotated[str, typer.Argument(help="e.g. personal, or a project's slug.")],
     text: Annotated[str, typer.Argument(help="The memory, one self-contained statement.")],
-    category: Annotated[str, typer.Option(
-        help="user, feedback, project or reference.")] = "user",
+    category: Annotated[str | None, typer.Option(
+        help="user, feedback, project, reference, decision or episode (default: chosen by "
+             "rules from the text).")] = None,
+    topic: Annotated[str | None, typer.Option(
+        help="A short slug, e.g. database (default: chosen by rules).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored memory.")] = False,
 ) -> None:
     """Add a memory (the same text is added once).
@@ -42,12 +45,13 @@ def vault_add(
         from memory_platform.vault.tokens import Scope
 
         row = service.add(database(), Scope.everything(), namespace, text, category,
-                          actor=actor())
+                          actor=actor(), topic=topic)
         if as_json:
             print(to_json(row))
             return
         verb = "added" if row["created"] else "already there:"
-        out.print(f"{verb} #{row['id']} in {row['namespace']} [{row['category']}]",
+        out.print(f"{verb} #{row['id']} in {row['namespace']} [{row['category']}/"
+                  f"{row['topic']}]",
                   highlight=False, markup=False)
 
     run(body)

@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
 from memory_platform.privacy.masking import mask_secrets, masked
+from memory_platform.query.inputs import as_utc
 from memory_platform.store import Database
 from memory_platform.store.ranges import events_for_summary
 
@@ -82,6 +83,8 @@ def _render(row: tuple) -> tuple[str, int]:
 def summarize_range(
     db: Database, llm: LLM, since: datetime, until: datetime, filters=None
 ) -> SummaryResult:
+    # aware UTC (a naive time is UTC), InvalidInput when out of range (query/inputs.py)
+    since, until = as_utc(since, "since"), as_utc(until, "until")
     if until <= since:
         raise ValueError(f"empty range: until ({until}) must be after since ({since})")
     chunks: list[str] = []

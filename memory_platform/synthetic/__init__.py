@@ -36,6 +36,8 @@ Modules, bottom up (each imports only the ones above it):
   `gemini`, `notes` (record shapes, and the random conversations in them).
 - `history`: `generate_history`, which splits the event budget over the writers.
 - `demo_files`, `demo_claude_code`, `demo_chats`, `demo`: the hand-written first-run story.
+- `demo_repo`, `demo_vault`: the demo's bookminder git repository and the demo vault's
+  memories (seeded by vault/demo.py), for the weekly curator's first run.
 
 Byte-for-byte output for a given seed is pinned by tests/test_synthetic.py.
 """

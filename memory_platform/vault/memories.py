@@ -19,6 +19,8 @@ from memory_platform.settings import load_settings
 from memory_platform.store import Database, memory_embeddings, memory_search
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.store import recall as recall_store
+from memory_platform.vault import topics
 
 PAGE_SIZE = 500
 EMBED_PAGE = 256  # memories embedded and committed per transaction
@@ -65,19 +67,30 @@ def _require_namespace(conn, name: str) -> dict:
     return found
 
 
+def label(conn, namespace: str, text: str, category: str | None,
+          topic: str | None) -> topics.Classification:
+    """The category and topic a write gets: the writer's, else the rules' (vault/topics.py)
+    with the namespace's (or its primary's) existing topics to match."""
+    kind, primary = namespace_store.parse_namespace(namespace)
+    known = recall_store.namespace_topics(conn, namespace if kind == "primary" else primary)
+    return topics.classify(text, category=category, topic=topic, known_topics=known)
+
+
 def add(
     db: Database,
     namespace: str,
     text: str,
-    category: str,
+    category: str | None,
     actor: str,
     source: str = "hand",
     *,
     embedder: Embedder | None = None,
+    topic: str | None = None,
 ) -> dict:
     """Add a memory by hand (or import) and embed it; returns the stored row plus `created`.
     Adding the same text (up to whitespace) to a namespace again returns the active memory
-    already there with created=False: a repeated command adds nothing twice."""
+    already there with created=False: a repeated command adds nothing twice. Without a
+    category or topic, the rules of vault/topics.py choose them."""
     if not text or not text.strip():
         raise ValueError("a memory needs some text")
     namespace_store.parse_namespace(namespace)
@@ -91,9 +104,10 @@ def add(
             if existing is not None:
                 memory_id, created = existing, False
             else:
+                labelled = label(conn, namespace, text, category, topic)
                 memory_id, created = memory_store.add_memory(
-                    conn, namespace=namespace, text=text, category=category, source=source,
-                    actor=actor)
+                    conn, namespace=namespace, text=text, category=labelled.category,
+                    source=source, actor=actor, topic=labelled.topic)
                 memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
                                                           [(memory_id, vector)])
         row = memory_store.get_memory(conn, memory_id)

@@ -2,8 +2,9 @@
 -- last: its size at the end of the day (current, active facts), what was added that day,
 -- the average age of what it holds, the share of everything it ever held that has been
 -- superseded, and the review backlog of its shadow namespaces (entries staged by then and
--- not yet decided, and how long the oldest has waited). An archived memory counts as gone
--- from its last 'archive' audit entry (or its last update).
+-- not yet decided, and how long the oldest has waited). An archived memory, or one the
+-- curator cut (status 'cut', later 'purged'), counts as gone from its last 'archive' or
+-- 'cut' audit entry (or its last update).
 with memories as (
     select * from {{ ref('stg_memories') }}
 ),
@@ -11,7 +12,7 @@ with memories as (
 audit as (
     select
         memory_id,
-        max(acted_at) filter (where action = 'archive') as archived_at,
+        max(acted_at) filter (where action in ('archive', 'cut')) as archived_at,
         min(acted_at) filter (where action in ('approve', 'skip')) as decided_at
     from {{ ref('stg_vault_audit') }}
     group by memory_id
@@ -20,7 +21,8 @@ audit as (
 facts as (
     select
         m.*,
-        case when m.status = 'archived' then coalesce(a.archived_at, m.updated_at) end
+        case when m.status in ('archived', 'cut', 'purged')
+             then coalesce(a.archived_at, m.updated_at) end
             as gone_at,
         case when m.review in ('approved', 'skipped')
              then coalesce(a.decided_at, m.updated_at) end as decided_at
