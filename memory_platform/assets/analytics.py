@@ -109,7 +109,7 @@ def analytics_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource,
 
 MART_KEYS = [dg.AssetKey(name) for name in (
     "daily_activity", "conversation_days", "dream_funnel", "dream_nights", "vault_health",
-    "llm_spend")]
+    "llm_spend", "curator_history", "portfolio_weeks")]
 
 
 def _inline_images(markdown: str, images: dict[str, bytes]) -> str:
