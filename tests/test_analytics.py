@@ -12,16 +12,21 @@ from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
 import duckdb
+import polars as pl
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from helpers.curator import DUPLICATE, NOW, TRUE_CONFIG, acme_namespace, cut_two, run_week
+from helpers.curator import WEEK as CURATOR_WEEK
 from helpers.curator_portfolio import check_curator_and_portfolio
 from memory_platform import synthetic
 from memory_platform.analytics import lake, service, sql
 from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
 from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
 from memory_platform.assets.dream import DREAM_ASSETS
+from memory_platform.curator import archive
+from memory_platform.curator.execute import execute
 from memory_platform.definitions import defs
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.ingest import lake as raw_lake
@@ -297,9 +302,41 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
         raw_lake.write_partition(db, settings.lake, "2026-03-10", day, day + timedelta(days=1))
 
 
-def test_sql_is_read_only(tmp_path):
-    import polars as pl
+def test_the_lake_keeps_every_cut_with_its_reason_and_fate(db, tmp_path):
+    """A cut restored, cut again by a later week and purged: three rows in curator_cuts, the
+    restored one with its reason although its archive row is gone."""
+    acme = acme_namespace(db, tmp_path)
+    first = cut_two(db, acme).run_pk  # contradicted (the port) and duplicate
+    duplicate = acme["ids"][2]
+    archive.restore(db, duplicate, actor="test")
+    later = CURATOR_WEEK + timedelta(days=7)
+    run_week(db, acme, lambda h: {"cuts": [{
+        "handle": h[DUPLICATE], "reason": "duplicate", "of": h[TRUE_CONFIG],
+        "evidence": [{"handle": h[TRUE_CONFIG], "note": "same statement"}]}]},
+        week=later, run_id="run-2")
+    second = execute(db, "acme", later, dagster_run_id="run-2", config=acme["config"]).run_pk
+    assert len(archive.purge(db, purged_by="test", now=NOW + timedelta(days=30))) == 2
 
+    written = lake.write_snapshot(db, tmp_path / "lake", "curator_cuts")
+    cuts = pl.read_parquet(written["path"])
+    assert cuts.schema == pl.Schema(lake.SCHEMAS["curator_cuts"])
+    assert cuts.select("curator_run_id", "memory_id", "reason", "related_memory_id", "state"
+                       ).rows() == [
+        (first, acme["ids"][0], "contradicted", None, "purged"),
+        (first, duplicate, "duplicate", acme["ids"][1], "restored"),
+        (second, duplicate, "duplicate", acme["ids"][1], "purged")]
+    fates = cuts.select(pl.col("restored_at").is_not_null(), pl.col("purged_at").is_not_null())
+    assert fates.rows() == [(False, True), (True, False), (False, True)]
+    assert (cuts["cut_at"] <= cuts["restored_at"]).to_list()[1]
+    with db.connect() as conn:  # the cut time is the 'cut' audit row's
+        audit = conn.execute("SELECT at FROM vault_audit WHERE action = 'cut' "
+                             "ORDER BY id").fetchall()
+    assert sorted(cuts["cut_at"].to_list()) == [a for (a,) in audit]
+    again = lake.write_snapshot(db, tmp_path / "lake", "curator_cuts")
+    assert again["rows"] == 3 and pl.read_parquet(again["path"]).equals(cuts)
+
+
+def test_sql_is_read_only(tmp_path):
     settings = load_settings(home=tmp_path)
     day = settings.lake / "raw_events" / "date=2026-03-09"
     day.mkdir(parents=True)
