@@ -2,8 +2,8 @@
 services (a scripted model, the orchard's writes), and what PostgreSQL says the marts
 `curator_history` and `portfolio_weeks` should hold, counted with SQL of its own.
 
-Planted (all at the real clock, so in this ISO week, except a cut executed "20 days ago"
-whose restore window has ended):
+Planted at the real clock, so everything counts in this ISO week (delta's cuts are executed
+with a clock 20 days back, which only ends their restore window so the purge takes them):
 - acme: a verdict executed (one cut contradicted, one duplicate, a merge staged), the
   duplicate restored;
 - beta: a verdict refused by the breaker, one refused as invalid, one dry run;
