@@ -128,6 +128,11 @@ def test_a_key_named_with_a_prefix_and_a_url_without_a_user_are_masked(text, kep
     "set aws_secret_access_key in ~/.aws/credentials",
     "AWS_SECRET_ACCESS_KEY= is empty here",
     "max_tokens=4096 and token_budget=1500",
+    # code: a snake_case name set to an identifier or an attribute is no credential
+    "client = Client(auth_token=auth_token, base_url=url)",
+    "api_token: SecretStr",
+    "access_token=settings.token",
+    "if api_token == expected_token:",
     "postgres://localhost:5432/app has no password",
     "redis://cache.acme.dev:6379/0",
 ])

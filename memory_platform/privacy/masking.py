@@ -7,6 +7,9 @@ harmless hex string costs a little context, leaking a key costs the key.
 import re
 
 MASK = "[secret masked]"
+# The names of a key=value pair whose value is a secret.
+_SECRET_KEY = (r"(?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|"
+               r"private[_-]?key|client[_-]?secret)")
 
 _PATTERNS = [
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
@@ -26,14 +29,21 @@ _PATTERNS = [
     # npm access tokens: npm_ and exactly 36 characters (npm_config_cache and the other
     # npm_ environment variables have underscores, so they are never 36 in a row)
     re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),
-    # key=value / key: value where the key names a secret, alone or as the last word of a
-    # snake_case name (aws_secret_access_key, AWS_SESSION_TOKEN, DB_PASSWORD): `\b` alone
-    # never matched after an underscore. Not when the value is already the mask: masking
-    # masked text must change nothing (prompts are masked field by field, then whole).
+    # key=value / key: value where the key names a secret. Not when the value is already
+    # the mask: masking masked text must change nothing (prompts are masked field by field,
+    # then whole).
     re.compile(
-        r"(?i)\b((?:[a-z0-9]+_)*(?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|"
-        r"private[_-]?key|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?i)\b(" + _SECRET_KEY + r"[\"']?\s*[:=]\s*[\"']?)"
         r"(?!" + re.escape(MASK) + r")([^\s\"',;]{6,})"
+    ),
+    # The same key as the last word of a snake_case name (aws_secret_access_key,
+    # AWS_SESSION_TOKEN, DB_PASSWORD), which `\b` above never matches after an underscore.
+    # Names like these are all over code (auth_token=auth_token, api_token: SecretStr,
+    # access_token=settings.token), so the value must hold a digit or a symbol: a bare
+    # identifier is code, not a credential (an all-letters password here is missed).
+    re.compile(
+        r"(?i)\b((?:[a-z0-9]+_)+" + _SECRET_KEY + r"[\"']?\s*[:=]\s*[\"']?)"
+        r"(?!" + re.escape(MASK) + r")(?=[^\s\"',;]*[0-9/+=!@#$%^&*~-])([^\s\"',;]{6,})"
     ),
     # credentials inside URLs: scheme://user:password@host, and scheme://:password@host
     # (Redis has a password and no user)
