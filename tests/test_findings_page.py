@@ -7,7 +7,9 @@ by `dashboard:<token>`, the memory's audit row naming the finding); the overview
 per namespace. Then the login cookie of a token scoped to `personal`, which neither sees
 nor resolves acme's findings. And `memory-platform status --json`'s counts."""
 
+import io
 import json
+import re
 import shutil
 import socket
 import threading
@@ -17,6 +19,7 @@ from datetime import datetime, timedelta, timezone
 import markupsafe
 import pytest
 import uvicorn
+from rich.console import Console
 from typer.testing import CliRunner
 
 from helpers.api import local_client
@@ -306,7 +309,7 @@ def test_an_agent_token_reads_findings_but_cannot_resolve_them(home, db, planted
     assert finding_row(db, planted["f_rust"])["status"] == "open"
 
 
-def test_status_json_counts_open_findings_per_namespace(home, db, planted):
+def test_status_json_counts_open_findings_per_namespace(home, db, planted, monkeypatch):
     from memory_platform.cli.main import app
 
     result = CliRunner().invoke(app, ["status", "--json"])
@@ -322,5 +325,13 @@ def test_status_json_counts_open_findings_per_namespace(home, db, planted):
     again = json.loads(CliRunner().invoke(app, ["status", "--json"]).output)
     personal = next(v for v in again["vault"] if v["namespace"] == "personal")
     assert personal["lint_findings_open"] == 0 and personal["lint_findings_open_by_kind"] == {}
-    table = CliRunner().invoke(app, ["status"], env={"COLUMNS": "200"})
-    assert table.exit_code == 0 and "open findings" in table.output
+    # the table, on a console wide enough for its columns (rich sizes it at import)
+    wide = Console(width=250, file=io.StringIO())
+    monkeypatch.setattr("memory_platform.cli.cairn.out", wide)
+    assert CliRunner().invoke(app, ["status"]).exit_code == 0
+    cells = [[c.strip() for c in re.split("[│┃]", line)[1:-1]]
+             for line in wide.file.getvalue().splitlines() if line[:1] in "│┃"]
+    rows = {row[0]: row for row in cells if row}
+    column = rows["namespace"].index("open findings")
+    assert rows["acme"][column] == str(vault["acme"]["lint_findings_open"])
+    assert rows["personal"][column] == "0"
