@@ -35,6 +35,9 @@ LOGIN_PATH = "/review/login"
 
 
 class Decision(BaseModel):
+    """The same body as api/recall.py's Resolution (not imported: api/recall.py mounts this
+    router, and the modules of a package import in one direction)."""
+
     action: Literal["supersede", "archive", "keep"]
     old_id: int | None = Field(None, description="supersede: the fact that stops holding")
     memory_id: int | None = Field(None, description="archive: which of the finding's")
