@@ -115,7 +115,8 @@ def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
                                 actor="test")
 
     data = json.loads(run("status", "--json").stdout)
-    curator = {"curator_tombstones": 0, "curator_archives": 0, "curator_purged": 0,
+    curator = {"lint_findings_open": 0, "lint_findings_open_by_kind": {},
+               "curator_tombstones": 0, "curator_archives": 0, "curator_purged": 0,
                "curator_invariant_ok": True}
     assert data["vault"] == [
         {"namespace": "personal", "memories": 2, "pending_review": 1,
@@ -127,7 +128,7 @@ def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
     assert data["undreamed"]["last"] >= f"{start + timedelta(days=2):%Y-%m-%d}"  # today
     human = run("status")
     assert human.returncode == 0
-    assert "vault: memories, review backlog, curator cuts" in human.stdout
+    assert "vault: memories, review backlog, findings, curator cuts" in human.stdout
     assert f"not dreamed yet: {start:%Y-%m-%d}" in human.stdout
 
 
