@@ -101,7 +101,9 @@ def has_vectors(conn: psycopg.Connection, model: str) -> bool:
 # --- writing embeddings ------------------------------------------------------------------
 
 
-def _to_embed_where(start: datetime | None, end: datetime | None) -> sql.Composable:
+def _to_embed_where(start: datetime | None, end: datetime | None,
+                    kinds: Sequence[str] | None = None,
+                    other_kinds: bool = False) -> sql.Composable:
     where = [
         sql.SQL("e.text ~ '\\S'"),  # blank text has nothing to embed
         sql.SQL(
@@ -113,7 +115,19 @@ def _to_embed_where(start: datetime | None, end: datetime | None) -> sql.Composa
         where.append(sql.SQL("e.occurred_at >= %(start)s"))
     if end is not None:
         where.append(sql.SQL("e.occurred_at < %(end)s"))
+    if kinds is not None:
+        where.append(sql.SQL("e.kind <> ALL(%(kinds)s)") if other_kinds
+                     else sql.SQL("e.kind = ANY(%(kinds)s)"))
     return sql.SQL(" AND ").join(where)
+
+
+@dataclass(frozen=True)
+class ToEmbed:
+    id: int
+    occurred_at: datetime
+    kind: str
+    text: str
+    context: str  # the end of the preceding turns, or '' when not asked for
 
 
 def events_to_embed(
@@ -122,15 +136,19 @@ def events_to_embed(
     *,
     start: datetime | None,
     end: datetime | None,
-    after_id: int,
+    before: tuple[datetime, int] | None,
     limit: int,
+    kinds: Sequence[str] | None = None,
+    other_kinds: bool = False,
     context_turns: int = 0,
     context_chars: int = 300,
-) -> list[tuple[int, str, str]]:
-    """(id, text, context) of events with non-blank text and no vectors for `model`, by id,
-    after `after_id` (keyset paging), optionally with start <= occurred_at < end. `context`
-    is the end of the `context_turns` preceding turns of the conversation (oldest first,
-    at most `context_chars` each), or '' when not asked for."""
+) -> list[ToEmbed]:
+    """Events with non-blank text and no vectors for `model`, newest first (by occurred_at,
+    then id), strictly before `before` = (occurred_at, id) of the previous page's last row
+    (keyset paging), optionally with start <= occurred_at < end, and of one of `kinds`
+    (or, with `other_kinds`, of none of them). `context` is the end of the
+    `context_turns` preceding turns of the conversation (oldest first, at most
+    `context_chars` each)."""
     context = sql.SQL("''")
     if context_turns > 0:
         context = sql.SQL(
@@ -140,13 +158,21 @@ def events_to_embed(
             "AND (q.occurred_at, q.id) < (e.occurred_at, e.id) AND q.text ~ '\\S' "
             "ORDER BY q.occurred_at DESC, q.id DESC LIMIT {turns}) p), '')"
         ).format(chars=sql.Literal(context_chars), turns=sql.Literal(context_turns))
+    keyset = sql.SQL("")
+    if before is not None:
+        # The plain bound lets the occurred_at index drive the scan; the row comparison
+        # breaks ties by id.
+        keyset = sql.SQL(" AND e.occurred_at <= %(at)s "
+                         "AND (e.occurred_at, e.id) < (%(at)s, %(id)s)")
     query = sql.SQL(
-        "SELECT e.id, e.text, {context} FROM events e WHERE e.id > %(after)s AND {where} "
-        "ORDER BY e.id LIMIT %(limit)s"
-    ).format(context=context, where=_to_embed_where(start, end))
-    return conn.execute(
-        query, {"after": after_id, "model": model, "start": start, "end": end, "limit": limit}
-    ).fetchall()
+        "SELECT e.id, e.occurred_at, e.kind, e.text, {context} FROM events e "
+        "WHERE {where}{keyset} ORDER BY e.occurred_at DESC, e.id DESC LIMIT %(limit)s"
+    ).format(context=context, where=_to_embed_where(start, end, kinds, other_kinds),
+             keyset=keyset)
+    params = {"model": model, "start": start, "end": end, "limit": limit,
+              "kinds": list(kinds) if kinds is not None else None,
+              "at": before[0] if before else None, "id": before[1] if before else None}
+    return [ToEmbed(*row) for row in conn.execute(query, params)]
 
 
 def count_to_embed(

