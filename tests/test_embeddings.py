@@ -383,3 +383,73 @@ def test_unknown_embedder_and_missing_key_are_loud(monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with pytest.raises(EmbeddingError, match="OPENAI_API_KEY"):
         OpenAIEmbedder()
+
+
+# --- interim vectors on a big backlog ----------------------------------------------------------
+
+
+class _FailOnContext(HashEmbedder):
+    """Stops the run at the first input that carries context (after the interim step)."""
+
+    def embed(self, texts):
+        if any("\n\n" in t for t in texts):
+            raise RuntimeError("interrupted")
+        return super().embed(texts)
+
+
+def test_a_big_backlog_gets_interim_vectors_first_then_real_ones(db, monkeypatch):
+    from memory_platform.query import backfill
+
+    monkeypatch.setattr(backfill, "INTERIM_MIN_TURNS", 2)
+    inner = HashEmbedder("hash-int", 8, max_chars=1000)
+    ctx = WithContext(inner, turns=2)
+    ids = add_events(db, "claude-ai", [
+        {"native_id": "a", "text": "first question", "occurred_at": at(1, 10), "conversation": "c"},
+        {"native_id": "b", "text": "an answer", "occurred_at": at(1, 11), "conversation": "c"},
+        {"native_id": "c", "text": "a follow-up", "occurred_at": at(1, 12), "conversation": "c"},
+        {"native_id": "t", "text": "tool output", "occurred_at": at(1, 13), "conversation": "c",
+         "kind": "tool_result", "role": "tool"},
+    ])
+    counts = embed_missing(db, ctx)
+    # interim: each turn alone, newest first; then the real inputs of the turns that have
+    # context, newest first; then tool traffic (never interim).
+    assert inner.calls == [
+        "a follow-up", "an answer", "first question",
+        "a follow-up\n\nfirst question\nan answer", "an answer\n\nfirst question",
+        "tool output\n\nan answer\na follow-up",
+    ]
+    assert counts["interim"] == 2 and counts["upgraded"] == 2 and counts["events"] == 4
+    with db.connect() as conn:
+        hashes = [r[0] for r in conn.execute(
+            "SELECT content_hash FROM event_embeddings WHERE model = %s", (ctx.name,))]
+    assert len(hashes) == 4 and not any(h.startswith(embedding_store.INTERIM_PREFIX)
+                                        for h in hashes)
+    assert [r[0] for r in rows_of(db, ctx.name)] == ids
+
+
+def test_an_interrupted_backfill_leaves_searchable_interim_rows_and_resumes(db, monkeypatch):
+    from memory_platform.query import backfill
+    from memory_platform.query import search as service
+
+    monkeypatch.setattr(backfill, "INTERIM_MIN_TURNS", 1)
+    broken = WithContext(_FailOnContext("hash-res", 8, max_chars=1000), turns=2)
+    ids = add_events(db, "claude-ai", [
+        {"native_id": f"m{i}", "text": f"turn number {i}", "occurred_at": at(1, 10, i),
+         "conversation": "c"} for i in range(3)])
+    with pytest.raises(RuntimeError, match="interrupted"):
+        embed_missing(db, broken)
+    with db.connect() as conn:
+        interim = conn.execute(
+            "SELECT count(*) FROM event_embeddings WHERE model = %s AND content_hash LIKE %s",
+            (broken.name, embedding_store.INTERIM_PREFIX + "%")).fetchone()[0]
+    assert interim == 2, "the turns with context hold interim rows; the first its real one"
+    hits = service.search(db, "turn number 2", mode="dense", embedder=broken)
+    assert sorted(h.event_id for h in hits) == ids, "searchable by meaning meanwhile"
+    fixed = WithContext(HashEmbedder("hash-res", 8, max_chars=1000), turns=2)
+    again = embed_missing(db, fixed)
+    assert again["upgraded"] == 2 and again["events"] == 0 and again["interim"] == 0
+    with db.connect() as conn:
+        left = conn.execute(
+            "SELECT count(*) FROM event_embeddings WHERE model = %s AND content_hash LIKE %s",
+            (fixed.name, embedding_store.INTERIM_PREFIX + "%")).fetchone()[0]
+    assert left == 0 and len(rows_of(db, fixed.name)) == 3

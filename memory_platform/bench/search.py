@@ -423,32 +423,13 @@ def _week_read(db: Database, start: datetime) -> dict:
 # --- throughput --------------------------------------------------------------------------
 
 
-def run_throughput(log: Log, n: int = 2000) -> dict:
-    base = emb.get_embedder("local")
-    turns = [e.text for sample in load_locomo() for e in locomo_events(sample)]
-    rng = random.Random(3)
-    texts = rng.sample(turns, n)
-    model = base._model
-    results = {}
-    for batch in (16, 64, 128):
-        t0 = time.perf_counter()
-        model.encode(texts, batch_size=batch, normalize_embeddings=True)
-        sorted_s = time.perf_counter() - t0
-        results[f"batch {batch}, length-sorted"] = round(n / sorted_s, 1)
-    t0 = time.perf_counter()
-    for i in range(0, n, 64):  # each call sorts only its own batch: arrival order
-        model.encode(texts[i:i + 64], batch_size=64, normalize_embeddings=True)
-    results["batch 64, arrival order"] = round(n / (time.perf_counter() - t0), 1)
-    longs = [" ".join(rng.sample(turns, 12)) for _ in range(200)]  # ~250-token inputs
-    t0 = time.perf_counter()
-    model.encode(longs, batch_size=32, normalize_embeddings=True)
-    results["batch 32, ~256-token inputs"] = round(len(longs) / (time.perf_counter() - t0), 1)
-    for key, value in results.items():
-        log(f"  {key}: {value} texts/s")
-    import torch
+def run_throughput(log: Log) -> dict:
+    # The local model now runs in numpy; embedding_speed compares it with the torch
+    # reference on the same texts.
+    from memory_platform.bench import embedding_speed
 
-    return {"texts_per_second": results, "torch_threads": torch.get_num_threads(),
-            "mean_chars": round(statistics.fmean(len(t) for t in texts))}
+    turns = [e.text for sample in load_locomo() for e in locomo_events(sample)]
+    return embedding_speed.run(turns, log=log)
 
 
 # --- driver ------------------------------------------------------------------------------
@@ -483,7 +464,7 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform()},
-        "embedding_model": "all-MiniLM-L6-v2 (sentence-transformers, CPU)",
+        "embedding_model": "all-MiniLM-L6-v2 (numpy forward pass, query/minilm.py, CPU)",
         "llm_used": False,
         "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
     }

@@ -116,15 +116,13 @@ class MiniLM:
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
             raise ModelFilesError(f"model files missing: {', '.join(missing)}")
-        spec = files[1].read_text()
+        self._spec = files[1].read_text()
         # tokenizer.json ships with truncation at 128 and padding to 128; sentence-
         # transformers reads 256 word pieces and pads to the longest text of a batch.
-        self._tokenizer = Tokenizer.from_str(spec)
+        self._tokenizer = Tokenizer.from_str(self._spec)
         self._tokenizer.enable_truncation(MAX_SEQ_LENGTH)
         self._tokenizer.no_padding()
-        self._splitter = Tokenizer.from_str(spec)  # whole texts, for chunk offsets
-        self._splitter.no_truncation()
-        self._splitter.no_padding()
+        self._splitter: Tokenizer | None = None  # whole texts, for chunk offsets: on demand
         w = load_safetensors(files[0])
         self._word = w["embeddings.word_embeddings.weight"]
         self._position = w["embeddings.position_embeddings.weight"]
@@ -156,6 +154,13 @@ class MiniLM:
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """(start, end) characters of each word piece of `text`, no special tokens."""
+        if self._splitter is None:  # a query never needs it (tens of ms to build)
+            from tokenizers import Tokenizer
+
+            splitter = Tokenizer.from_str(self._spec)
+            splitter.no_truncation()
+            splitter.no_padding()
+            self._splitter = splitter
         return self._splitter.encode(text, add_special_tokens=False).offsets
 
     def token_ids(self, texts: Sequence[str]) -> list[list[int]]:
