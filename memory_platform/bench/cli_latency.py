@@ -90,6 +90,41 @@ def time_command(argv: list[str], runs: int, env: dict) -> dict:
             "min_s": round(min(walls), 3)}
 
 
+def mcp_first_call(env: dict, runs: int) -> dict:
+    """`memory-platform mcp` over stdio through the official client: seconds from spawn to
+    the session being ready, then the first `cairn_search` (hybrid: loads the model), then
+    a second one; medians over `runs` fresh servers."""
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-c", "from memory_platform.cli import main; main()",
+                                      "mcp"], env=env)
+
+    async def once() -> tuple[float, float, float]:
+        began = time.perf_counter()
+        async with Client(params, read_timeout_seconds=120) as client:
+            ready = time.perf_counter()
+            await search(client, "why did the import of the export fail")
+            first = time.perf_counter()
+            await search(client, "which port does staging use")
+            second = time.perf_counter()
+        return ready - began, first - ready, second - first
+
+    async def search(client, query: str) -> None:
+        result = await client.call_tool("cairn_search", {"query": query, "k": 5})
+        if result.is_error:
+            raise RuntimeError(f"cairn_search failed: {result.content}")
+
+    samples = [asyncio.run(once()) for _ in range(runs)]
+    return {"runs": runs,
+            "start_to_ready_s_p50": round(statistics.median(s[0] for s in samples), 3),
+            "first_search_s_p50": round(statistics.median(s[1] for s in samples), 3),
+            "first_search_s_max": round(max(s[1] for s in samples), 3),
+            "second_search_s_p50": round(statistics.median(s[2] for s in samples), 3)}
+
+
 def run(out: Path, *, runs: int = 20, events: int = 2_000, log: Log = print,
         commands: Sequence[str] | None = None) -> dict:
     chosen = {k: v for k, v in COMMANDS.items() if not commands or k in commands}
@@ -106,6 +141,11 @@ def run(out: Path, *, runs: int = 20, events: int = 2_000, log: Log = print,
             results[name] = {**time_command(argv, runs, env), "load_before": load_before,
                              "load_after": round(os.getloadavg()[0], 2)}
             log(f"  {name}: {results[name]}")
+        load_before = round(os.getloadavg()[0], 2)
+        results["mcp server, first cairn_search"] = {
+            **mcp_first_call(env, max(3, runs // 4)), "load_before": load_before,
+            "load_after": round(os.getloadavg()[0], 2)}
+        log(f"  mcp: {results['mcp server, first cairn_search']}")
     report = {
         "benchmark": "cli latency (whole processes)",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
