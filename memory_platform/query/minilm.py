@@ -219,14 +219,28 @@ class MiniLM:
             scores /= scores.sum(-1, keepdims=True)
             context = (scores @ v).transpose(0, 2, 1, 3).reshape(rows * length, HIDDEN)
             x = _layer_norm(context @ out_w + out_b + x, ln1_g, ln1_b)
-            h = x @ up_w
-            h += up_b
-            x = _layer_norm(gelu_(h) @ down_w + down_b + x, ln2_g, ln2_b)
+            x = _layer_norm(_feed_forward(x, up_w, up_b, down_w, down_b) + x, ln2_g, ln2_b)
         x = x.reshape(rows, length, HIDDEN)
         summed = (x * mask[:, :, None]).sum(1)
         pooled = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+# Token rows per block of the feed-forward layer: its 1,536-wide activation for this many
+# rows (768 kB) stays in a core's L2 cache through the GELU's passes.
+FFN_BLOCK_ROWS = 128
+
+
+def _feed_forward(x: np.ndarray, up_w: np.ndarray, up_b: np.ndarray, down_w: np.ndarray,
+                  down_b: np.ndarray) -> np.ndarray:
+    out = np.empty_like(x)
+    for start in range(0, len(x), FFN_BLOCK_ROWS):
+        h = x[start:start + FFN_BLOCK_ROWS] @ up_w
+        h += up_b
+        np.matmul(gelu_(h), down_w, out=out[start:start + FFN_BLOCK_ROWS])
+    out += down_b
+    return out
 
 
 def _batches(ids: list[list[int]]) -> list[list[int]]:
