@@ -76,8 +76,9 @@ def embed_missing(
     interim vector counts again when upgraded). Returns counts: events (given vectors now),
     interim (given interim vectors), upgraded (interim vectors replaced), chunks (rows
     written), reused (rows whose vector was copied), embedded (model inputs computed),
-    blank (events skipped: no text), seconds, and first_kinds_seconds (when every
-    conversation turn had a vector, interim or real)."""
+    blank (events skipped: no text), seconds, first_page_seconds (when the newest page of
+    turns was searchable by meaning) and first_kinds_seconds (when every conversation turn
+    had a vector, interim or real)."""
     began = time.perf_counter()
     counts = {"events": 0, "interim": 0, "upgraded": 0, "chunks": 0, "reused": 0,
               "embedded": 0, "blank": 0}
@@ -94,7 +95,7 @@ def embed_missing(
         if backlog > INTERIM_MIN_TURNS:
             steps.insert(0, ("interim", turns))
         total = done = 0
-        first_done = 0.0
+        first_done = first_page = 0.0
         for n, (step, backlog_step) in enumerate(steps):
             if progress:  # re-estimated per step: which interim rows need an upgrade is
                 # known only once the interim step is done
@@ -112,11 +113,13 @@ def embed_missing(
                 _embed_page(conn, embedder, page, counts, interim=step == "interim",
                             upgrade=backlog_step.upgrade_interim)
                 done += len(page)
+                first_page = first_page or time.perf_counter() - began
                 if progress:
                     progress(done, max(total, done))
             if n == 0:  # every turn has a vector now (interim or real)
                 first_done = time.perf_counter() - began
     counts["seconds"] = round(time.perf_counter() - began, 3)
+    counts["first_page_seconds"] = round(first_page, 3)
     counts["first_kinds_seconds"] = round(first_done, 3)
     return counts
 
