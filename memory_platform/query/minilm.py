@@ -204,20 +204,10 @@ class MiniLM:
         x = _layer_norm(x, *self._ln).reshape(rows * length, HIDDEN)
         # Padded keys get the most negative float, as transformers' extended attention mask.
         key_bias = ((1.0 - mask) * np.finfo(np.float32).min)[:, None, None, :]
-        head = HIDDEN // HEADS
-        scale = np.float32(1.0 / np.sqrt(head))
         for (qkv_w, qkv_b, out_w, out_b, ln1_g, ln1_b, up_w, up_b, down_w, down_b,
              ln2_g, ln2_b) in self._layers:
-            qkv = (x @ qkv_w + qkv_b).reshape(rows, length, 3, HEADS, head)
-            qkv = qkv.transpose(2, 0, 3, 1, 4)  # (3, rows, heads, length, head)
-            q = np.ascontiguousarray(qkv[0]) * scale
-            k = np.ascontiguousarray(qkv[1])
-            v = np.ascontiguousarray(qkv[2])
-            scores = q @ k.transpose(0, 1, 3, 2) + key_bias
-            scores -= scores.max(-1, keepdims=True)
-            np.exp(scores, out=scores)
-            scores /= scores.sum(-1, keepdims=True)
-            context = (scores @ v).transpose(0, 2, 1, 3).reshape(rows * length, HIDDEN)
+            qkv = (x @ qkv_w + qkv_b).reshape(rows, length, 3, HEADS, HIDDEN // HEADS)
+            context = _attention(qkv.transpose(2, 0, 3, 1, 4), key_bias)
             x = _layer_norm(context @ out_w + out_b + x, ln1_g, ln1_b)
             x = _layer_norm(_feed_forward(x, up_w, up_b, down_w, down_b) + x, ln2_g, ln2_b)
         x = x.reshape(rows, length, HIDDEN)
@@ -225,6 +215,32 @@ class MiniLM:
         pooled = summed / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
         return (pooled / np.maximum(norms, 1e-12)).astype(np.float32, copy=False)
+
+
+# Bytes of attention scores (texts x 12 heads x length x length floats) computed at once: a
+# batch of 32 texts of 256 word pieces would hold 100 MB, and each softmax pass over it
+# would run at memory speed; attention is computed for a few texts at a time instead.
+ATTENTION_BYTES = 4 << 20
+
+
+def _attention(qkv: np.ndarray, key_bias: np.ndarray) -> np.ndarray:
+    """Softmax attention of (3, texts, heads, length, head dim) queries, keys and values;
+    returns (texts x length, hidden)."""
+    _, rows, heads, length, head = qkv.shape
+    out = np.empty((rows, length, heads, head), dtype=np.float32)
+    step = max(1, ATTENTION_BYTES // (heads * length * length * 4))
+    scale = np.float32(1.0 / np.sqrt(head))
+    for start in range(0, rows, step):
+        part = slice(start, start + step)
+        q = np.ascontiguousarray(qkv[0, part])
+        q *= scale
+        scores = q @ np.ascontiguousarray(qkv[1, part]).transpose(0, 1, 3, 2)
+        scores += key_bias[part]
+        scores -= scores.max(-1, keepdims=True)
+        np.exp(scores, out=scores)
+        scores /= scores.sum(-1, keepdims=True)
+        out[part] = (scores @ np.ascontiguousarray(qkv[2, part])).transpose(0, 2, 1, 3)
+    return out.reshape(rows * length, heads * head)
 
 
 # Token rows per block of the feed-forward layer: its 1,536-wide activation for this many
