@@ -51,3 +51,40 @@ def days_of_keys(first: str, last: str) -> list[date]:
     start = datetime.fromisoformat(first).replace(tzinfo=timezone.utc)
     end = datetime.fromisoformat(last).replace(tzinfo=timezone.utc) + timedelta(days=1)
     return days_in(start, end)
+
+
+# --- ISO weeks (the weekly report) ------------------------------------------------------
+# A week runs Monday 00:00 to the next Monday 00:00 UTC. Its partition key is its Monday
+# (`YYYY-MM-DD`, as Dagster's weekly partitions name them); people write it `2026-W48`.
+
+
+def parse_week(text: str) -> date:
+    """The Monday of an ISO week written `2026-W48` (or of the week holding a date
+    `2026-11-25`). ValueError with the expected shape otherwise."""
+    value = text.strip()
+    try:
+        if "-W" in value.upper():
+            year, week = value.upper().split("-W")
+            return date.fromisocalendar(int(year), int(week), 1)
+        day = date.fromisoformat(value)
+    except ValueError:
+        raise ValueError(f"{text!r} is not a week like 2026-W48 (or a date in it)") from None
+    return day - timedelta(days=day.weekday())
+
+
+def week_label(monday: date) -> str:
+    """`2026-W48` for the week starting on `monday`."""
+    year, week, _ = monday.isocalendar()
+    return f"{year}-W{week:02d}"
+
+
+def week_bounds(monday: date) -> tuple[datetime, datetime]:
+    """[start, end) of the week in UTC."""
+    start = datetime(monday.year, monday.month, monday.day, tzinfo=timezone.utc)
+    return start, start + timedelta(days=7)
+
+
+def last_complete_week(now: datetime) -> date:
+    """The Monday of the last week that has ended by `now` (UTC)."""
+    today = now.astimezone(timezone.utc).date()
+    return today - timedelta(days=today.weekday() + 7)

@@ -4,25 +4,33 @@
 - `run_job`: a job executed in this process on that instance, so a run started from the CLI
   (or the dashboard) shows in the UI with its lineage like a scheduled one.
 - `bring_up` / `serve_ui`: `memory-platform up` (import the watched folders through the
-  ingest job, then `dagster dev`).
+  ingest job, with a demo history and demo vault on a machine with none; then `dagster dev`).
 - `run_dream`: `memory-platform dream` over a range of days.
 - `promote_via_dagster`: one review decision as a run of `vault_promotion_job`.
+- `run_curate` / `run_curator_purge`: `memory-platform curate` (one `curator_job` or
+  `curator_dry_run_job` run per namespace) and `memory-platform curator purge`.
+- `run_weekly_report`: `memory-platform report`, one run of `weekly_report_job` for a week.
 
 Importing this module loads the definitions (Dagster itself); faces import it only in the
 commands that launch something.
 """
 
+import contextlib
 import os
+import signal
+import socket
 import subprocess
 import sys
+import threading
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import dagster as dg
 
-from memory_platform import synthetic
+from memory_platform import progress, synthetic
 from memory_platform.assets.vault import PromotionConfig, vault_promotions
-from memory_platform.days import clamp_to_partitions, days_of_keys
+from memory_platform.days import clamp_to_partitions, days_of_keys, week_label
 from memory_platform.definitions import defs
 from memory_platform.dream.plan import undreamed_span
 from memory_platform.ingest import catalog
@@ -31,13 +39,21 @@ from memory_platform.jobs import (
     DECISION_TAG,
     MEMORY_TAG,
     TRIGGER_TAG,
+    curator_dry_run_job,
+    curator_job,
+    curator_purge_job,
     dream_job,
     ingest_raw_events_job,
     range_tags,
     vault_promotion_job,
+    weekly_report_job,
 )
 from memory_platform.llm.providers import provider_from_env
-from memory_platform.partitions import PENDING_PARTITIONS_NAME
+from memory_platform.partitions import (
+    CURATOR_NAMESPACES_NAME,
+    PENDING_PARTITIONS_NAME,
+    curator_key,
+)
 from memory_platform.settings import Settings
 from memory_platform.store import Database
 from memory_platform.vault import review
@@ -63,14 +79,15 @@ def prepare_instance(settings: Settings) -> dg.DagsterInstance:
 def run_job(job,
             instance: dg.DagsterInstance, *, tags: Mapping[str, str] | None = None,
             run_config: Mapping[str, Any] | None = None, partition_key: str | None = None,
-            quiet: Mapping[str, Any] = QUIET) -> dg.ExecuteInProcessResult:
+            quiet: Mapping[str, Any] = QUIET,
+            raise_on_error: bool = True) -> dg.ExecuteInProcessResult:
     """Execute one of the project's jobs (an object from jobs.py) in this process on
     `instance`, with the project's resources. Raises on a failed step (the run is recorded
-    as failed)."""
+    as failed) unless `raise_on_error` is False (the caller reads the outcome)."""
     resolved = defs.resolve_job_def(job.name)
     return resolved.execute_in_process(
         instance=instance, tags=dict(tags or {}), partition_key=partition_key,
-        run_config={**(run_config or {}), **quiet}, raise_on_error=True)
+        run_config={**(run_config or {}), **quiet}, raise_on_error=raise_on_error)
 
 
 def has_own_history(settings: Settings) -> bool:
@@ -83,8 +100,9 @@ def has_own_history(settings: Settings) -> bool:
 def bring_up(
     settings: Settings, demo: bool | None = None, log: Callable[[str], None] = print
 ) -> dict:
-    """Start the database, catalog the watched folders (a generated demo history on a machine
-    with none), and import every day they cover in one run of the ingest job."""
+    """Start the database, catalog the watched folders (a generated demo history, and a demo
+    vault for the curator, on a machine with none), and import every day they cover in one
+    run of the ingest job."""
     from datetime import datetime, timezone
 
     from memory_platform.assets.cairn import source_files
@@ -98,6 +116,10 @@ def bring_up(
         manifest = synthetic.generate_demo(settings.demo)
         log(f"no AI history found: generated a demo history ({manifest['events']} events) "
             f"in {settings.demo}")
+    if demo:  # and a demo vault for the curator, into an empty vault only (vault/demo.py)
+        from memory_platform.vault.demo import seed_demo_vault
+
+        seed_demo_vault(database, settings, log=log)
     instance = prepare_instance(settings)
     log("cataloguing source files…")
     result = dg.materialize([source_files], instance=instance,
@@ -110,24 +132,104 @@ def bring_up(
         span = clamp_to_partitions(*span, datetime.now(timezone.utc))
         if span:
             log(f"importing raw events {span[0]} .. {span[1]} (one run)…")
-            run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
+            with progress.listening(log):
+                run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
             if not run.success:
                 raise RuntimeError("the ingest run failed; see `dagster dev` run logs")
             partitions = len(days_of_keys(*span))
     return {**catalog.database_summary(database), "partitions": partitions}
 
 
-def serve_ui(settings: Settings, host: str = "127.0.0.1", port: int = 3000) -> int:
-    """`dagster dev` on the project's definitions, with Dagster's storage beside the data."""
-    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home)}
+# `dagster dev` still works but says `dg dev` supersedes it, in every start; that is
+# Dagster's roadmap, not the user's concern.
+_CHILD_WARNINGS = "ignore:Function `dev_command` is superseded"
+UI_START_TIMEOUT = 180.0
+STOP_GRACE = 30.0
+
+
+def _default_signals() -> None:
+    """In the `dagster dev` child: SIGINT and SIGTERM back to their defaults. Started in the
+    background (`memory-platform up &`, nohup) a process inherits SIGINT ignored, and
+    Dagster maps SIGTERM to SIGINT's handler: the whole tree would ignore both."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+def _answers(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def serve_ui(settings: Settings, host: str = "127.0.0.1", port: int = 3000,
+             log: Callable[[str], None] = print) -> int:
+    """`dagster dev` on the project's definitions, with Dagster's storage beside the data.
+    Says where the UI is once its port answers. SIGINT or SIGTERM to this process stops the
+    whole tree (webserver, daemon, code server) and waits for it; a tree that does not stop
+    within STOP_GRACE seconds is terminated, then killed. Returns the child's exit code."""
+    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home),
+           "PYTHONWARNINGS": _CHILD_WARNINGS}
     command = [
         sys.executable, "-m", "dagster", "dev", "-m", "memory_platform.definitions",
         "-h", host, "-p", str(port),
     ]
+    # Its own session: a signal meant for the tree goes through here, once, and the group
+    # can be ended as a whole if it does not stop by itself.
+    child = subprocess.Popen(command, env=env, start_new_session=True,
+                             preexec_fn=_default_signals)
+    stopping = threading.Event()
+
+    def forward(signum, frame) -> None:
+        stopping.set()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(child.pid, signal.SIGINT)
+
+    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
-        return subprocess.call(command, env=env)
-    except KeyboardInterrupt:
-        return 0
+        deadline = time.monotonic() + UI_START_TIMEOUT
+        while child.poll() is None and not stopping.is_set():
+            if _answers(host, port):
+                log(f"Dagster UI: http://{host}:{port}  (Ctrl-C or SIGTERM to stop)")
+                break
+            if time.monotonic() > deadline:
+                log(f"the Dagster UI did not answer on {host}:{port} within "
+                    f"{UI_START_TIMEOUT:.0f} s; still waiting (see the lines above)")
+                deadline = float("inf")
+            time.sleep(0.5)
+        while child.poll() is None and not stopping.wait(1.0):
+            pass
+        return _stop(child) if stopping.is_set() else child.returncode
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _stop(child: subprocess.Popen) -> int:
+    """Wait for a tree that was asked to stop; terminate, then kill, what lingers."""
+    for sig, grace in ((None, STOP_GRACE), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
+        if sig is not None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(child.pid, sig)
+        if _group_gone(child, grace):
+            break
+    child.wait()
+    return 0 if child.returncode in (0, -signal.SIGINT, 130) else child.returncode
+
+
+def _group_gone(child: subprocess.Popen, timeout: float) -> bool:
+    """Whether every process of the child's group has exited within `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        child.poll()  # reap the leader: a zombie still counts as a member of its group
+        try:
+            os.killpg(child.pid, 0)
+        except ProcessLookupError:
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.2)
 
 
 def run_dream(
@@ -139,8 +241,15 @@ def run_dream(
 
     provider_from_env()  # no provider: stop now with the settings to set, not mid-run
     instance = prepare_instance(settings)
-    log(f"dreaming {first} .. {last} (one run)…")
-    run = run_job(dream_job, instance, tags=range_tags(first, last, **{TRIGGER_TAG: "cli"}))
+    tags = range_tags(first, last, **{TRIGGER_TAG: "cli"})
+    with progress.listening(log):
+        log(f"importing {first} .. {last} first…")
+        ingest = run_job(ingest_raw_events_job, instance, tags=tags)
+        if not ingest.success:
+            raise RuntimeError(f"the ingest run {ingest.run_id} failed; see `dagster dev` "
+                               f"run logs")
+        log(f"dreaming {first} .. {last} (one run)…")
+        run = run_job(dream_job, instance, tags=tags)
     if not run.success:
         raise RuntimeError(f"the dream run {run.run_id} failed; see `dagster dev` run logs")
     digest = run.asset_materializations_for_node("dream_digest")
@@ -201,3 +310,83 @@ def recorded_memory_ids(instance: dg.DagsterInstance, since) -> set[str]:
         job_name=vault_promotion_job.name, statuses=[dg.DagsterRunStatus.SUCCESS],
         created_after=since))
     return {r.dagster_run.tags.get(MEMORY_TAG) for r in runs}
+
+
+def run_curate(settings: Settings, *, namespace: str | None = None, dry_run: bool = False,
+               now=None, log: Callable[[str], None] = print) -> list[dict]:
+    """One run of `curator_job` (or `curator_dry_run_job`) per namespace (every primary one,
+    or `namespace`) for the current week, in this process on the instance the Dagster UI
+    shows. Returns each namespace's outcome (curator.outcome.of_run): what was proposed,
+    cut, refused and why. A refusal is an outcome, not an exception; a run that failed for
+    another reason raises with its step's error."""
+    from datetime import datetime, timezone
+
+    from memory_platform.curator import outcome
+    from memory_platform.curator.config import CuratorConfig, week_of
+    from memory_platform.curator.listing import namespaces
+
+    provider_from_env()  # no provider: stop now with the settings to set, not mid-run
+    database = Database.from_settings(settings)
+    known = namespaces(database)
+    if namespace is not None and namespace not in known:
+        raise ValueError(f"no primary vault namespace {namespace!r}; known: "
+                         f"{', '.join(known) if known else 'none yet'}")
+    names = [namespace] if namespace is not None else known
+    config = CuratorConfig.load(settings)
+    for name in names:
+        config.repo_for(name)  # a broken repository tie: stop before any run, saying which
+    instance = prepare_instance(settings)
+    week = week_of(now or datetime.now(timezone.utc), settings.timezone).isoformat()
+    outcomes = []
+    for name in names:
+        # The partition must exist before a run can target it; the sensor would add it on
+        # its next tick (the same, idempotent request).
+        if not instance.has_dynamic_partition(CURATOR_NAMESPACES_NAME, name):
+            instance.add_dynamic_partitions(CURATOR_NAMESPACES_NAME, [name])
+        log(f"curating {name}, week {week}{' (dry run)' if dry_run else ''}…")
+        # The dry-run job's own config is replaced by any run config given (the loggers
+        # here), so the flag is passed again.
+        config = {"ops": {"curator_verdicts": {"config": {"dry_run": True}}}} if dry_run \
+            else None
+        run = run_job(curator_dry_run_job if dry_run else curator_job, instance,
+                      partition_key=curator_key(name, week), tags={TRIGGER_TAG: "cli"},
+                      run_config=config, raise_on_error=False)
+        outcomes.append(outcome.of_run(database, run.run_id, name, week, success=run.success,
+                                       errors=_step_errors(run)))
+    return outcomes
+
+
+def _step_errors(run: dg.ExecuteInProcessResult) -> list[str]:
+    """Each failed step's own error (Dagster wraps it: the innermost cause says why)."""
+    found = []
+    for event in run.all_events:
+        if event.is_step_failure:
+            error = event.step_failure_data.error
+            while error.cause is not None:
+                error = error.cause
+            found.append(str(error.message).strip())
+    return found
+
+
+def run_curator_purge(settings: Settings) -> dict:
+    """`curator_purge_job` in this process on the UI's instance; its metadata."""
+    instance = prepare_instance(settings)
+    run = run_job(curator_purge_job, instance, tags={TRIGGER_TAG: "cli"})
+    events = run.asset_materializations_for_node("curator_purge")
+    return {**{k: getattr(v, "value", v) for k, v in events[-1].metadata.items()},
+            "run_id": run.run_id}
+
+
+def run_weekly_report(settings: Settings, monday, log: Callable[[str], None] = print) -> dict:
+    """One run of `weekly_report_job` for the week starting `monday` (a date), in this
+    process, on the instance the Dagster UI shows: the lake's snapshots, `dbt build` of the
+    marts (their tests as checks) and the report. Works without an LLM (the report then says
+    its summaries need one). Returns run_id, week, path and what the report asset recorded."""
+    instance = prepare_instance(settings)
+    log(f"building the report of {week_label(monday)}: lake, marts (dbt build), report…")
+    run = run_job(weekly_report_job, instance, partition_key=monday.isoformat(),
+                  tags={TRIGGER_TAG: "cli"})
+    events = run.asset_materializations_for_node("weekly_report")
+    metadata = {k: getattr(v, "value", v) for k, v in events[-1].metadata.items()
+                if k != "report"}
+    return {"run_id": run.run_id, **metadata}

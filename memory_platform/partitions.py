@@ -3,6 +3,7 @@
 import dagster as dg
 
 from memory_platform.days import history_start
+from memory_platform.settings import load_settings
 
 # One partition per UTC day of event time. end_offset=1 makes today a partition too: a
 # memory system's most interesting day is the one still in progress.
@@ -12,3 +13,30 @@ daily_partitions = dg.DailyPartitionsDefinition(start_date=history_start(), end_
 # by `pending_memories_sensor`; `vault_promotions` materializes them.
 PENDING_PARTITIONS_NAME = "pending_memories"
 pending_memories = dg.DynamicPartitionsDefinition(name=PENDING_PARTITIONS_NAME)
+
+# The curator: one partition per (primary namespace, week). Namespaces are dynamic, added by
+# `curator_namespaces_sensor` (and by a face launching a run for a new one); weeks start on
+# Sunday 00:00 in MEMORY_PLATFORM_TIMEZONE (read when definitions load, an environment read)
+# and the week in progress is a partition too, so the Sunday-morning run curates it.
+CURATOR_NAMESPACES_NAME = "curator_namespaces"
+curator_namespaces = dg.DynamicPartitionsDefinition(name=CURATOR_NAMESPACES_NAME)
+curator_weeks = dg.WeeklyPartitionsDefinition(
+    start_date=history_start(), day_offset=0, timezone=load_settings().timezone, end_offset=1)
+curator_partitions = dg.MultiPartitionsDefinition(
+    {"namespace": curator_namespaces, "week": curator_weeks})
+
+
+def curator_key(namespace: str, week: str) -> dg.MultiPartitionKey:
+    return dg.MultiPartitionKey({"namespace": namespace, "week": week})
+
+
+# One partition per ISO week (Monday to Sunday, UTC; key: its Monday), for the weekly
+# report and the orchard's snapshots. end_offset=1 makes the week in progress a partition
+# too (`report` on demand, the portfolio as it stands).
+weekly_partitions = dg.WeeklyPartitionsDefinition(start_date=history_start(), day_offset=1,
+                                                  end_offset=1)
+
+# One partition per primary namespace (key: its name), added by `wiki_sensor`; each is
+# that namespace's markdown wiki (`vault_wiki`).
+WIKI_PARTITIONS_NAME = "wiki_namespaces"
+wiki_namespaces = dg.DynamicPartitionsDefinition(name=WIKI_PARTITIONS_NAME)

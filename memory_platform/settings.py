@@ -8,6 +8,7 @@ equal. Vendor keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) are not ours: the LLM
 read them where the vendor SDK expects them.
 """
 
+import json
 from collections.abc import Mapping
 from datetime import date
 from pathlib import Path
@@ -44,6 +45,12 @@ class Settings(BaseSettings):
     routing: Path | None = Field(None, description=(
         "The routing rules: which namespace a conversation feeds (default "
         "`HOME/routing.toml`)."))
+    warehouse: Path | None = Field(None, description=(
+        "The DuckDB file dbt builds the reporting marts into (default "
+        "`HOME/analytics/warehouse.duckdb`)."))
+    reports: Path | None = Field(None, description=(
+        "Where the weekly reports are written, one folder per ISO week (default "
+        "`HOME/reports`)."))
     history_start: date = Field(date(2022, 1, 1), description=(
         "First day of the daily partitions; older events still import from the CLI."))
 
@@ -67,7 +74,8 @@ class Settings(BaseSettings):
 
     # --- automation -----------------------------------------------------------------------
     timezone: str = Field("UTC", description=(
-        "IANA zone of the nightly dream's 03:00 and of the session-end sensor's days."))
+        "IANA zone of the nightly dream's 03:00, the weekly curator's Sunday 04:00, the "
+        "daily purge's 04:30 and of the session-end sensor's days."))
     dream_min_score: Annotated[int, Field(ge=1, le=10)] = Field(6, description=(
         "Durability score (1-10) a candidate needs to reach the dedup gate."))
     dream_lookback_days: Annotated[int, Field(ge=1)] = Field(30, description=(
@@ -82,11 +90,65 @@ class Settings(BaseSettings):
         "... or when the oldest pending entry is older than this many days."))
     digest_webhook: str | None = Field(None, description=(
         "POST each dream digest as `{\"text\": markdown}` to this URL."))
+    orchard_agent_updates_per_day: Annotated[int, Field(ge=1)] = Field(3, description=(
+        "Milestones an agent (MCP `orchard_milestone`) may record per project and day "
+        "(MEMORY_PLATFORM_TIMEZONE); more are refused as status churn. People are not "
+        "limited."))
+    orchard_title_repeats: Annotated[int, Field(ge=2)] = Field(3, description=(
+        "Project discovery: a chat title (claude.ai, ChatGPT, Gemini) seen in this many "
+        "conversations is proposed as a project."))
+    orchard_evidence_turns: Annotated[int, Field(ge=1, le=20)] = Field(3, description=(
+        "`orchard week`: how many of a project's latest cairn turns it shows as evidence."))
+
+    # --- recall -------------------------------------------------------------------------
+    session_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(1500, description=(
+        "Token budget of the context a Claude Code session starts with "
+        "(`hook session-start`)."))
+    prompt_context_tokens: Annotated[int, Field(ge=64, le=2000)] = Field(400, description=(
+        "Token budget of the memories added to a prompt (`hook prompt`)."))
+    recall_server: str = Field("auto", pattern="^(auto|off)$", description=(
+        "`auto`: the hooks start a resident process on first use (fast hooks: it keeps the "
+        "database and the embedding model loaded); `off`: every hook works in its own "
+        "process (slower, keyword relevance only)."))
+    recall_idle_minutes: Annotated[int, Field(ge=1)] = Field(30, description=(
+        "The resident hook process exits after this many minutes without a request."))
+    wiki_sensitive: bool = Field(False, description=(
+        "Write memories holding personal data to the wiki too (they are left out by "
+        "default)."))
+    classifier_llm: bool = Field(False, description=(
+        "Ask the configured LLM for the category and topic of memories the rules are unsure "
+        "of (on wiki builds and `memory-platform recall classify`)."))
+
+    # --- curator --------------------------------------------------------------------------
+    curator_ceiling: Annotated[float, Field(ge=0, le=1)] = Field(0.40, description=(
+        "The share of a namespace's current memories one curator run may cut; a run that "
+        "would cut more cuts nothing."))
+    curator_ceilings: dict[str, Annotated[float, Field(ge=0, le=1)]] = Field(
+        {"personal": 0.25}, description=(
+            "Per-namespace ceilings over the default, as JSON, e.g. "
+            "`{\"acme\": 0.3}`; `personal` stays at 0.25 unless it is named here."))
+    curator_retention_days: Annotated[int, Field(ge=1)] = Field(14, description=(
+        "A cut can be restored for this many days; the daily purge then deletes its "
+        "archive and records what it purged."))
+    curator_prompt_tokens: Annotated[int, Field(ge=1000)] = Field(24000, description=(
+        "Listing tokens per curator prompt (estimated at 4 characters a token); a larger "
+        "namespace is listed in several prompts."))
+    curator_max_turns: Annotated[int, Field(ge=1)] = Field(30, description=(
+        "Turn budget of one curator agent call (`claude -p --max-turns`, or the API tool "
+        "loop's round trips)."))
+    curator_timeout_seconds: Annotated[int, Field(ge=10)] = Field(900, description=(
+        "Time budget of one curator agent call."))
 
     # --- faces ----------------------------------------------------------------------------
     api_token: SecretStr | None = Field(None, description=(
         "Admin bearer token of `serve` (every namespace); scoped ones come from "
         "`memory-platform token create`."))
+    api_allowed_hosts: str | None = Field(None, description=(
+        "Comma-separated extra `Host` names `serve` answers (e.g. `memory.example.org`); "
+        "loopback names and the bound address are always allowed, any other gets 421 (DNS "
+        "rebinding). `*` turns the check off (behind a proxy that checks it)."))
+    api_max_body_bytes: Annotated[int, Field(ge=1024)] = Field(1_048_576, description=(
+        "Largest request body `serve` reads, in bytes; a larger one gets 413."))
 
     # --- tools ----------------------------------------------------------------------------
     benchdata: Path | None = Field(None, description=(
@@ -101,7 +163,22 @@ class Settings(BaseSettings):
             data = {**data, "inbox": Path(home).expanduser() / "inbox"}
         return data
 
-    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata")
+    @field_validator("curator_ceilings", mode="before")
+    @classmethod
+    def _json_map(cls, value):
+        # From the environment the map arrives as JSON text; `load_settings(env)` passes
+        # the raw string, so it is decoded here for both paths.
+        if isinstance(value, str):
+            try:
+                value = json.loads(value)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"not JSON: {exc}") from None
+            if not isinstance(value, dict):
+                raise ValueError("a JSON object of namespace -> share, e.g. {\"personal\": 0.25}")
+        return value
+
+    @field_validator("home", "claude_projects", "inbox", "notes", "routing", "benchdata",
+                     "warehouse", "reports")
     @classmethod
     def _expand(cls, value: Path | None) -> Path | None:
         return value.expanduser() if value is not None else None
@@ -124,6 +201,14 @@ class Settings(BaseSettings):
         return self.home / "demo"
 
     @property
+    def warehouse_file(self) -> Path:
+        return self.warehouse or self.home / "analytics" / "warehouse.duckdb"
+
+    @property
+    def reports_folder(self) -> Path:
+        return self.reports or self.home / "reports"
+
+    @property
     def routing_file(self) -> Path:
         return self.routing or self.home / "routing.toml"
 
@@ -139,6 +224,11 @@ class Settings(BaseSettings):
         if self.demo.exists():  # written by `memory-platform up` on a machine with no history
             folders.append((None, self.demo))
         return folders
+
+    def allowed_hosts(self) -> list[str]:
+        """The extra Host names of `api_allowed_hosts`, lowercased."""
+        return [h.strip().lower() for h in (self.api_allowed_hosts or "").split(",")
+                if h.strip()]
 
     def secret(self, name: str) -> str | None:
         """The plain value of a SecretStr setting (None when unset)."""
@@ -180,6 +270,8 @@ def markdown_table() -> str:
             shown = ""
         elif isinstance(default, Path):
             shown = f"`{default}`"
+        elif isinstance(default, dict):  # set as JSON, so shown as JSON
+            shown = f"`{json.dumps(default)}`"
         else:
             shown = f"`{default}`"
         rows.append(f"| `{variable(name)}` | {shown} | {field.description} |")

@@ -64,3 +64,14 @@ def home(tmp_path, monkeypatch, database_url) -> Path:
     monkeypatch.delenv("MEMORY_PLATFORM_NOTES", raising=False)
     (home / "dagster").mkdir()
     return home
+
+
+def pytest_configure(config):
+    """The dbt manifest the definitions load is built here, once, before any test module
+    imports them (a `dbt parse` only when it is missing or stale): never downloaded, and
+    never parsed by a test worker at import time."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        return  # the controller prepared it before starting the workers
+    from memory_platform.analytics.dbt import ensure_manifest
+
+    ensure_manifest()

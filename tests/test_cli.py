@@ -47,8 +47,25 @@ def test_record_errors_are_listed_with_file_and_line_and_exit_nonzero(home, tmp_
     [error] = data["errors"]
     assert error["file"] == str(path.resolve()) and error["line"] == 2 and error["message"]
 
+    # The file is unchanged, but its error is not forgotten: reported again, exit 1.
     human = run("import", "claude-code", str(path))
-    assert "1 file(s): 0 new events" in human.stdout or "unchanged" in human.stdout
+    assert human.returncode == 1
+    assert "1 file(s) unchanged" in human.stdout and "1 error(s)" in human.stdout
+    assert f"{path.resolve()}:2" in human.stderr and "unchanged since" in human.stderr
+    again = json.loads(run("import", "claude-code", str(path), "--json").stdout)
+    [error] = again["errors"]
+    assert error["line"] == 2 and error["message"].count("unchanged since") == 1
+
+    status = json.loads(run("status", "--json").stdout)
+    assert status["files_with_errors"] == [
+        {"kind": "claude-code", "path": str(path.resolve()), "errors": 1,
+         "last_import_at": status["files_with_errors"][0]["last_import_at"]}]
+
+    # Fixed, the file imports clean and leaves the list.
+    path.write_text("\n".join(line for line in lines if line != "{not json") + "\n")
+    fixed = run("import", "claude-code", str(path), "--json")
+    assert fixed.returncode == 0 and json.loads(fixed.stdout)["errors"] == []
+    assert json.loads(run("status", "--json").stdout)["files_with_errors"] == []
 
 
 def test_failures_are_one_clear_line(home, tmp_path):
@@ -98,13 +115,52 @@ def test_status_shows_the_vault_backlog_and_what_is_not_dreamed(home, db):
                                 actor="test")
 
     data = json.loads(run("status", "--json").stdout)
+    curator = {"curator_tombstones": 0, "curator_archives": 0, "curator_purged": 0,
+               "curator_invariant_ok": True}
     assert data["vault"] == [
         {"namespace": "personal", "memories": 2, "pending_review": 1,
-         "oldest_pending_days": 0.0},
-        {"namespace": "work", "memories": 1, "pending_review": 0, "oldest_pending_days": None}]
+         "oldest_pending_days": 0.0, **curator},
+        {"namespace": "work", "memories": 1, "pending_review": 0, "oldest_pending_days": None,
+         **curator}]
+    assert data["curator_invariant_ok"] is True
     assert data["undreamed"]["first"] == f"{start:%Y-%m-%d}"
     assert data["undreamed"]["last"] >= f"{start + timedelta(days=2):%Y-%m-%d}"  # today
     human = run("status")
     assert human.returncode == 0
-    assert "vault: memories and review backlog" in human.stdout
+    assert "vault: memories, review backlog, curator cuts" in human.stdout
     assert f"not dreamed yet: {start:%Y-%m-%d}" in human.stdout
+
+
+def test_small_things_read_right(home):
+    """Help without type noise, one `error:` style everywhere, singular nouns, ISO 8601
+    timestamps in --json, and a sentence (not a dict) from `embed`."""
+    assert "<bool>" not in run("--help").stdout + run("vault", "list", "--help").stdout
+
+    bad = run("dream", "--date", "2026-13-01")
+    assert bad.returncode == 1
+    assert bad.stderr.strip() == "error: --date '2026-13-01' is not a date like 2026-03-01"
+
+    assert run("token", "create", "--kind", "agent", "--namespaces", "work").returncode == 0
+    assert "total: 1 token (1 live)" in run("token", "list").stdout
+
+    assert run("vault", "add", "work", "Deploys go out on Fridays.").returncode == 0
+    [memory] = json.loads(run("vault", "list", "work", "--json").stdout)["memories"]
+    assert "T" in memory["created_at"] and " " not in memory["created_at"]
+
+    embedded = run("embed")
+    assert embedded.returncode == 0, embedded.stderr
+    assert embedded.stdout.startswith("embedded 0 events with all-MiniLM-L6-v2+ctx2")
+    assert json.loads(run("embed", "--json").stdout)["events"] == 0
+
+
+def test_vault_add_keeps_the_vault_rules_on_the_cli(home):
+    """The CLI writes through the same service as REST and MCP: nothing but the dream writes
+    into <ns>__dream, and no credential enters the vault."""
+    dream = run("vault", "add", "work__dream", "Planted by hand.")
+    assert dream.returncode == 1 and "holds the dream's output" in dream.stderr
+    secret = run("vault", "add", "work", "The key is ghp_" + "a1B2c3D4" * 5)
+    assert secret.returncode == 1 and "credential" in secret.stderr
+    category = run("vault", "add", "work", "Fine text.", "--category", "misc")
+    assert category.returncode == 1 and "unknown category" in category.stderr
+    assert json.loads(run("vault", "list", "work", "--json").stdout)["total"] == 0 \
+        if run("vault", "list", "work", "--json").returncode == 0 else True

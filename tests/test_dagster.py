@@ -190,6 +190,39 @@ def test_sensor_requests_changed_days_with_cursor(history, home, db):
         ("2025-01-10", "2025-01-10")]
 
 
+def test_first_tick_after_up_requests_nothing_already_imported(history, home, db):
+    """`memory-platform up` catalogs and imports every day before the sensor's first tick;
+    that tick must not run the whole ingest again, but a file changed later still is."""
+    from memory_platform.assets.cairn import source_files
+    from memory_platform.jobs import ingest_raw_events_job, range_tags
+
+    instance = dg.DagsterInstance.ephemeral()
+    resources = {"cairn": CairnResource()}
+    assert dg.materialize([source_files], instance=instance, resources=resources).success
+    job = defs.resolve_job_def(ingest_raw_events_job.name)
+    assert job.execute_in_process(instance=instance,
+                                  tags=range_tags("2026-03-01", "2026-03-03")).success
+    first = source_folders_sensor(dg.build_sensor_context(instance=instance,
+                                                          resources=resources))
+    assert isinstance(first, dg.SensorResult) and first.run_requests == []
+    assert len(json.loads(first.cursor)["files"]) == 1
+
+    # a run that covered only part of a file's days does not count
+    partial = dg.DagsterInstance.ephemeral()
+    assert job.execute_in_process(instance=partial,
+                                  tags=range_tags("2026-03-01", "2026-03-02")).success
+    [request] = source_folders_sensor(dg.build_sensor_context(
+        instance=partial, resources=resources)).run_requests
+    assert (request.tags[RANGE_START], request.tags[RANGE_END]) == ("2026-03-01", "2026-03-03")
+
+    # the session goes on: the changed file is requested as before
+    write_transcript(history / "s-1.jsonl", 10, first=72, start=DAY0, step=timedelta(hours=1),
+                     mode="a")
+    [grown] = source_folders_sensor(dg.build_sensor_context(
+        instance=instance, resources=resources, cursor=first.cursor)).run_requests
+    assert (grown.tags[RANGE_START], grown.tags[RANGE_END]) == ("2026-03-01", "2026-03-04")
+
+
 def test_merge_day_ranges():
     assert merge_day_ranges([("2026-01-05", "2026-01-06"), ("2026-01-01", "2026-01-02"),
                              ("2026-01-03", "2026-01-03"), ("2026-02-01", "2026-02-01")]) == [

@@ -17,6 +17,7 @@ import markupsafe
 import pytest
 import uvicorn
 
+from helpers.api import local_client
 from helpers.transcripts import cc_record
 from memory_platform.api.app import create_app
 from memory_platform.ingest import importer as ingest
@@ -265,7 +266,7 @@ def test_clear_a_namespace_with_the_keyboard(server, db, embedder, turns, home, 
 
 def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
     base, app = server
-    _, secret = tokens.create(db, ["work"], name="laptop")
+    _, secret = tokens.create(db, ["work"], name="laptop", kind="person")
     personal = stage(db, "The user prefers dark roast.")
     w1 = stage(db, "Deploys run from the release branch.", namespace="work")
     w2 = stage(db, "Standup is at 9:30.", namespace="work")
@@ -280,8 +281,10 @@ def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
     page.fill("input[name=token]", secret)
     page.click("button")
     page.wait_for_url(f"{base}/review")
-    [cookie] = context.cookies()
-    assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
+    cookies = {c["name"]: c for c in context.cookies()}
+    assert set(cookies) == {"mp_session", "mp_csrf"}  # the session, and the form's token
+    for cookie in cookies.values():
+        assert (cookie["httpOnly"], cookie["sameSite"]) == (True, "Strict")
     assert [c.inner_text().split(" ·")[0] for c in page.locator("a.ns").all()] == ["work"]
     assert page.goto(f"{base}/review/personal").status == 403
     resp = page.request.post(f"{base}/review/api/entries/{personal}/approve", data={})
@@ -313,14 +316,13 @@ def test_scoped_cookie_and_a_conflicting_decision(server, db, browser):
 def test_memory_text_is_escaped_and_the_assets_are_the_apps_own(home, db):
     """Memory text is user data: markup in it reaches the page as text (first page and the
     ones fetched while scrolling). The stylesheet and scripts come from the app itself."""
-    from fastapi.testclient import TestClient
 
     hostile = "<img src=x onerror=alert(1)> & <script>alert(2)</script>"
     stage(db, hostile)
     app = create_app(db)
     try:
         app.state.review_catch_up.join(timeout=60)
-        with TestClient(app) as client:
+        with local_client(app) as client:
             page = client.get("/review/personal")
             more = client.get("/review/api/personal/entries", params={"after_id": 0}).json()
             assert page.status_code == 200 and more["count"] == 1

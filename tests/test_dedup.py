@@ -1,6 +1,7 @@
-"""The dedup gate: significant tokens, the vector stage with the real local model, the judge
-with a scripted LLM, and run_dedup on a real PostgreSQL (idempotency, in-batch dedup,
-shadow and skipped neighbours)."""
+"""The dedup gate (vault/gate.py) and the dream's dedup step: significant tokens, the vector
+stage with the real local model, the judge with a scripted LLM (and the code rule it cannot
+overrule: differing significant tokens are never merged), and run_dedup on a real
+PostgreSQL (idempotency, in-batch dedup, shadow and skipped neighbours)."""
 
 import json
 import uuid
@@ -10,7 +11,7 @@ from datetime import date
 import pytest
 
 from memory_platform.bench import dedup as bench_dedup
-from memory_platform.dream import dedup, judge
+from memory_platform.dream import dedup, staging
 from memory_platform.dream.dedup import (
     THRESHOLDS,
     DedupError,
@@ -26,6 +27,7 @@ from memory_platform.query.embeddings import get_embedder
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import memories as memory_store
 from memory_platform.store import memory_embeddings
+from memory_platform.vault import judge, queue
 
 DAY = date(2025, 3, 14)
 NS = "memory-platform"
@@ -67,6 +69,40 @@ def embedder():
 )
 def test_significant_tokens(text, expected):
     assert significant_tokens(text) == expected
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    # the same value written two ways: one token (so never a reason to keep both)
+    ("Mail alice@acme.com about it", "Mail Alice@ACME.com about it"),
+    ("Docs at https://acme.dev/docs/.", "Docs at https://acme.dev/docs"),
+    ("Docs at (https://acme.dev/TAX)", "Docs at https://acme.dev/tax/"),
+    ("Logs in /var/log/app/.", "Logs in /var/log/app"),
+    ("Data in /srv/MAX/", "Data in /srv/max"),
+    ("Due June 30", "Due 30 June"),
+])
+def test_one_value_two_spellings_at_the_edges(a, b):
+    assert significant_tokens(a) == significant_tokens(b) != set()
+    assert dedup.differing_tokens(a, b) == ()
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("Mail alice@acme.com", {"alice@acme.com"}),
+    ("Due June 30", {"06-30"}),  # no year: month and day
+    ("Due Jan 1 2025", {"2025-01-01"}),
+    ("Due Dec 31", {"12-31"}),
+    ("a batch of May 32 units", {"May 32"}),  # not a day of a month: kept as written
+    ("The k8s API listens on 6443", {"6443"}),  # a word with a digit does not stop the scan
+    ("Run ./scripts/deploy.sh, then ../tools/x1", {"./scripts/deploy.sh", "../tools/x1"}),
+])
+def test_significant_tokens_at_the_edges(text, expected):
+    assert significant_tokens(text) == expected
+
+
+def test_two_addresses_or_days_are_two_facts():
+    assert dedup.differing_tokens("Invoices go to alice@acme.com",
+                                  "Invoices go to bob@acme.com") == ("alice@acme.com",
+                                                                     "bob@acme.com")
+    assert dedup.differing_tokens("Due June 1", "Due June 2") == ("06-01", "06-02")
 
 
 def test_one_value_written_two_ways_is_one_token():
@@ -255,6 +291,65 @@ def test_decide_vector_duplicate_and_new_need_no_judge(conn, embedder):
     v = decide(conn, "The user's laptop has 32GB RAM.", NS, embedder=embedder, llm=llm)
     assert (v.verdict, v.decided_by) == ("new", "vector")
     assert llm.calls == []
+
+
+PORT_OLD = "memory-platform's PostgreSQL uses port 5432."
+PORT_NEW = "memory-platform's PostgreSQL uses port 5433."
+
+
+def test_judge_same_fact_on_differing_tokens_is_not_followed(conn, embedder):
+    """Issue 11 point 16: 'never merged' is held by code. The judge calls two facts that
+    differ in a port the same fact; the candidate is still accepted, as new, with that
+    neighbour and the differing tokens on the verdict."""
+    stored = _memory(conn, embedder, NS, PORT_OLD)
+    llm = ScriptedProvider(answers=[JudgeAnswer(relation="same_fact", reason="same db")])
+    v = decide(conn, PORT_NEW, NS, embedder=embedder, llm=llm)
+    assert len(llm.calls) == 1  # the judge was asked (the vector stage may not merge)
+    assert (v.verdict, v.decided_by, v.accepted) == ("new", "judge", True)
+    assert v.neighbour.memory_id == stored and v.differing_tokens == ("5432", "5433")
+    assert "never merged" in v.reason and "5432, 5433" in v.reason
+
+
+def test_judge_rule_applies_to_the_neighbour_it_names():
+    """Several neighbours shown: same_fact naming the one with equal significant tokens
+    rejects; naming the one whose tokens differ does not (pure: judge() with neighbours as
+    the vector stage hands them over)."""
+    equal = Neighbour(text="memory-platform's database listens on 5433.", similarity=0.9,
+                      namespace=NS, memory_id=1)
+    differ = Neighbour(text=PORT_OLD, similarity=0.95, namespace=NS, memory_id=2)
+    shown = [(differ, dedup.differing_tokens(PORT_NEW, differ.text)),
+             (equal, dedup.differing_tokens(PORT_NEW, equal.text))]
+    assert shown[0][1] == ("5432", "5433") and shown[1][1] == ()
+    for handle, verdict, named in ((2, "same_fact", 1), (1, "new", 2)):
+        llm = ScriptedProvider(answers=[
+            judge.judge_schema(2)(relation="same_fact", neighbour=handle, reason="same db")])
+        v = dedup.judge(llm, PORT_NEW, shown)
+        assert (v.verdict, v.neighbour.memory_id, v.judge_called) == (verdict, named, True)
+    # the other relations are followed as the judge gives them, tokens or not
+    for relation in ("new", "contradiction"):
+        llm = ScriptedProvider(answers=[
+            judge.judge_schema(2)(relation=relation, neighbour=1, reason="port moved")])
+        assert dedup.judge(llm, PORT_NEW, shown).verdict == relation
+
+
+def test_differing_tokens_are_staged_beside_their_neighbour(db, conn, embedder):
+    """Through the dream: the candidate the judge would have merged is staged, and the
+    review queue shows it with the neighbour the verdict names."""
+    stored = _memory(conn, embedder, NS, PORT_OLD)
+    (cid,) = _candidates(conn, [PORT_NEW])
+    llm = ScriptedProvider(answers=[JudgeAnswer(relation="same_fact", reason="same db")])
+    summary = run_dedup(db, llm, day=DAY, run_id="run-16", embedder=embedder)
+    assert summary["verdicts"] == {"new": 1, "duplicate": 0, "same_fact": 0,
+                                   "contradiction": 0}
+    (row,) = dedup_store.verdicts_for_day(conn, DAY)
+    assert (row["candidate_id"], row["verdict"], row["neighbour_id"]) == (cid, "new", stored)
+    assert row["neighbour_text"] == PORT_OLD and row["similarity"] >= THRESHOLDS.grey
+    assert staging.stage_day(db, DAY, run_id="run-16", embedder=embedder)["staged"] == 1
+    (entry,), total = queue.pending(db, NS)
+    assert total == 1 and entry["text"] == PORT_NEW
+    assert entry["verdict"]["neighbour_id"] == stored
+    assert entry["verdict"]["neighbour_text"] == PORT_OLD
+    assert entry["nearest"]["id"] == stored
 
 
 def test_other_namespaces_are_not_neighbours(conn, embedder):

@@ -10,12 +10,19 @@ import pytest
 from helpers.transcripts import cc_record
 from memory_platform.dream.propose import (
     CONTEXT_MARKER,
+    DEFAULT_MIN_SCORE,
     DreamAnswer,
+    DreamReport,
     DreamSettings,
+    PreparedTurn,
     ProposedMemory,
+    _candidates,
     absolutize_dates,
+    build_prompt,
+    chunk_turns,
     contains_secret,
     dream_day,
+    prepare_turns,
     strip_injected,
 )
 from memory_platform.ingest import importer as ingest
@@ -23,6 +30,7 @@ from memory_platform.llm import ScriptedProvider
 from memory_platform.llm.base import LLMCallFailed
 from memory_platform.settings import load_settings
 from memory_platform.store import dream as store
+from memory_platform.store.dream import DreamEvent
 from memory_platform.vault.routing import Routing, RoutingError
 
 DAY = date(2026, 3, 4)  # a Wednesday
@@ -100,6 +108,109 @@ def test_injected_context_is_cut_and_secrets_detected():
     assert contains_secret(f"the key is {SECRET}")
     assert contains_secret("token: [secret masked]")
     assert not contains_secret("the API listens on port 8080")
+
+
+def _shown(*ids: int) -> list[PreparedTurn]:
+    return [PreparedTurn(DreamEvent(i, 1, T0, "user", f"turn {i}", "claude-code", None),
+                         f"[{i}] turn {i}") for i in ids]
+
+
+@pytest.mark.parametrize(("min_score", "kept", "below"), [
+    (DEFAULT_MIN_SCORE, [6, 7, 10], [1, 5]),  # the README's "scoring 6+"
+    (9, [9, 10], [1, 5, 6, 8]),
+    (1, [1, 5, 6, 10], []),
+    (10, [10], [1, 9]),
+])
+def test_a_score_equal_to_the_threshold_is_proposed_one_below_is_not(min_score, kept, below):
+    assert DEFAULT_MIN_SCORE == 6 == DreamSettings().min_score
+    scores = sorted(kept + below)
+    answer = DreamAnswer(memories=[memory(f"fact scored {s}", s, [1]) for s in scores])
+    report = DreamReport(day=DAY)
+    rows = _candidates(answer, _shown(1), "acme", DreamSettings(min_score=min_score), report)
+    by_status = {s: sorted(r.score for r in rows if r.status == s)
+                 for s in ("proposed", "below_threshold")}
+    assert by_status == {"proposed": kept, "below_threshold": below}
+    assert (report.proposed, report.below_threshold) == (len(kept), len(below))
+    assert all(r.namespace == "acme" and r.source_event_ids == [1] for r in rows)
+
+
+def _event(i: int, text: str, role: str = "user") -> DreamEvent:
+    return DreamEvent(i, 1, T0 + timedelta(minutes=i), role, text, "claude-code", None)
+
+
+def test_prepare_turns_cuts_masks_counts_and_skips_emptied_turns():
+    injected = f"<{CONTEXT_MARKER}>recalled: port 6543</{CONTEXT_MARKER}>"
+    events = [
+        _event(1, injected),  # nothing left once cut: skipped, and the rest still read
+        _event(2, "x" * 20),  # exactly turn_chars: kept whole
+        _event(3, "y" * 25, role="assistant"),  # 5 over: cut and marked
+        _event(4, f"{injected} keys {SECRET} and token=abcdefgh9"),
+    ]
+    report = DreamReport(day=DAY)
+    turns = prepare_turns(events, DreamSettings(turn_chars=20), report)
+    assert [t.event.id for t in turns] == [2, 3, 4]
+    assert [t.line for t in turns] == [
+        "[2] 2026-03-04 09:02 UTC, Wednesday — user: " + "x" * 20,
+        "[3] 2026-03-04 09:03 UTC, Wednesday — assistant: " + "y" * 20 + " […5 chars cut]",
+        # masked before it is cut: no part of a key survives the cut
+        "[4] 2026-03-04 09:04 UTC, Wednesday — user: keys [secret masked] […26 chars cut]",
+    ]
+    assert (report.injected_blocks_cut, report.masked_secrets) == (2, 2)
+    more = prepare_turns([_event(5, injected + " ok"), _event(6, SECRET)],
+                         DreamSettings(), report)
+    assert len(more) == 2 and (report.injected_blocks_cut, report.masked_secrets) == (3, 3)
+
+
+def test_strip_injected_leaves_the_text_around_as_it_was():
+    block = f"<{CONTEXT_MARKER} source=\"vault\">old</{CONTEXT_MARKER}>"
+    assert strip_injected(f"before {block} after {block}") == ("before  after", 2)
+    assert strip_injected("nothing injected") == ("nothing injected", 0)
+
+
+@pytest.mark.parametrize(("chunk_chars", "sizes"), [(19, [2, 2, 1]), (18, [1, 1, 1, 1, 1]),
+                                                    (1000, [5])])
+def test_chunk_turns_fills_each_chunk_up_to_its_size(chunk_chars, sizes):
+    # each line is 9 characters and costs 10 with its newline: two fill 19, not 18
+    turns = [PreparedTurn(_event(i, "t"), f"line {i:04d}") for i in range(5)]
+    chunks = chunk_turns(turns, chunk_chars)
+    assert [len(c) for c in chunks] == sizes
+    assert [t for c in chunks for t in c] == turns
+
+
+def test_build_prompt_header_parts_and_turns():
+    turns = [PreparedTurn(_event(1, "a"), "[1] first"), PreparedTurn(_event(2, "b"), "[2] next")]
+    info = {"source": "claude-ai", "title": "Deploy notes", "project": "/src/acme"}
+    tail = "\n\nPropose the memories worth keeping, per the rubric."
+    intro = ". Each turn: [id] timestamp — role: text.\n\n[1] first\n[2] next"
+    assert build_prompt(turns, info, 1, 1) == (
+        "Conversation from claude-ai titled 'Deploy notes' in project /src/acme" + intro + tail)
+    assert build_prompt(turns, {"source": None}, 2, 3) == (
+        "Conversation from unknown source (part 2 of 3)" + intro + tail)
+    assert build_prompt(turns, {"source": "notes"}, 1, 2).startswith(
+        "Conversation from notes (part 1 of 2). Each turn")
+
+
+def test_candidates_keeps_counting_past_uncited_and_secret_proposals():
+    answer = DreamAnswer(memories=[
+        memory("cites nothing shown", 9, [99]),
+        memory(f"the key is {SECRET} for acme", 9, [1]),
+        memory("cites nothing shown either", 9, [98]),
+        memory("password=hunter2222 is the acme admin login", 9, [1]),
+        memory("acme pins psycopg 3.2", 9, [1, 1, 99]),
+        memory("acme deploys from main", 9, [1], why=f"the deploy uses {SECRET}"),
+    ])
+    report = DreamReport(day=DAY)
+    rows = _candidates(answer, _shown(1), "acme", DreamSettings(), report)
+    assert (report.uncited, report.rejected_secret, report.proposed) == (2, 3, 1)
+    assert [r.status for r in rows] == ["rejected_secret", "rejected_secret", "proposed",
+                                        "rejected_secret"]
+    # recorded masked, the rest of the text kept for the reviewer
+    assert rows[0].text == "the key is [secret masked] for acme"
+    assert rows[1].text == "password=[secret masked] is the acme admin login"
+    assert rows[2].source_event_ids == [1]  # shown turns only, each once
+    assert rows[2].why == "a future session needs it"
+    assert (rows[3].text, rows[3].why) == ("acme deploys from main",
+                                           "the deploy uses [secret masked]")
 
 
 def test_routing_rules(tmp_path):

@@ -85,8 +85,10 @@ def setup(home, samples_dir, db, monkeypatch, webhook):
     defs = dg.Definitions(
         assets=[source_files, raw_events, *DREAM_ASSETS],
         asset_checks=dream_checks,
-        # the real dream_job also embeds events for search; not what is tested here
-        jobs=[dg.define_asset_job("dream_test_job", selection=[raw_events, *DREAM_ASSETS])],
+        # as the real jobs: the day's import, then the dream (the real ingest job also
+        # embeds events for search; not what is tested here)
+        jobs=[dg.define_asset_job("ingest_test_job", selection=[raw_events]),
+              dg.define_asset_job("dream_test_job", selection=DREAM_ASSETS)],
         resources={"cairn": CairnResource(), "llm": LLMFactory(llm),
                    "notifier": DigestNotifier(webhook_url=url)},
     )
@@ -96,9 +98,11 @@ def setup(home, samples_dir, db, monkeypatch, webhook):
     return {"defs": defs, "instance": instance, "llm": llm, "received": received}
 
 
-def run_day(setup, raise_on_error=True):
+def run_day(setup, raise_on_error=True, day=DAY):
+    ingest = setup["defs"].resolve_job_def("ingest_test_job")
+    assert ingest.execute_in_process(instance=setup["instance"], partition_key=day).success
     job = setup["defs"].resolve_job_def("dream_test_job")
-    return job.execute_in_process(instance=setup["instance"], partition_key=DAY,
+    return job.execute_in_process(instance=setup["instance"], partition_key=day,
                                   raise_on_error=raise_on_error)
 
 
@@ -181,19 +185,18 @@ def test_a_day_with_nothing_to_dream_needs_no_llm(setup, db, monkeypatch):
     defs = dg.Definitions(
         assets=[source_files, raw_events, *DREAM_ASSETS],
         asset_checks=dream_checks,
-        jobs=[dg.define_asset_job("dream_test_job", selection=[raw_events, *DREAM_ASSETS])],
+        jobs=[dg.define_asset_job("ingest_test_job", selection=[raw_events]),
+              dg.define_asset_job("dream_test_job", selection=DREAM_ASSETS)],
         resources={"cairn": CairnResource(), "llm": LLMFactory(),
                    "notifier": DigestNotifier()},
     )
-    quiet = defs.resolve_job_def("dream_test_job").execute_in_process(
-        instance=setup["instance"], partition_key="2025-10-11")
+    quiet = run_day({"defs": defs, "instance": setup["instance"]}, day="2025-10-11")
     assert quiet.success
     meta = quiet.asset_materializations_for_node("dream_candidates")[0].metadata
     assert meta["llm_calls"].value == 0
 
     # the day with turns still stops, naming the setting, with nothing half-written
-    busy = defs.resolve_job_def("dream_test_job").execute_in_process(
-        instance=setup["instance"], partition_key=DAY, raise_on_error=False)
+    busy = run_day({"defs": defs, "instance": setup["instance"]}, raise_on_error=False)
     assert not busy.success
     failure = next(e for e in busy.all_events if e.is_step_failure)
     assert "MEMORY_PLATFORM_LLM_PROVIDER" in str(failure.step_failure_data.error)

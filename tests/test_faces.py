@@ -9,9 +9,9 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 
+from helpers.api import local_client
 from helpers.transcripts import cc_record
 from memory_platform.api.app import create_app, is_loopback
 from memory_platform.ingest import importer as ingest
@@ -53,7 +53,8 @@ def test_mcp_over_stdio_with_the_official_client(home, history):
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert set(tools) == {"cairn_search", "cairn_get", "cairn_timeline",
                                   "cairn_summarize_range", "vault_search", "vault_list",
-                                  "vault_add", "vault_context"}
+                                  "vault_add", "vault_context", "orchard_list", "orchard_get",
+                                  "orchard_milestone", "orchard_week"}
             assert "query" in tools["cairn_search"].input_schema["properties"]
             found = _structured(await client.call_tool(
                 "cairn_search", {"query": "E0502", "mode": "keyword", "k": 3}))
@@ -90,7 +91,7 @@ def test_rest_api_through_its_openapi_schema(db, history):
             return json.dumps({"summary": "A day on tidepool.", "highlights": []})
         return json.dumps({"points": [{"text": "worked", "event_ids": []}]})
 
-    client = TestClient(create_app(db, llm=ScriptedProvider(respond)))
+    client = local_client(create_app(db, llm=ScriptedProvider(respond)))
     schema = client.get("/openapi.json").json()
     assert {"/search", "/events/{event_id}", "/timeline", "/summarize", "/health"} <= set(
         schema["paths"])
@@ -114,7 +115,7 @@ def test_rest_api_through_its_openapi_schema(db, history):
 
 
 def test_rest_api_requires_the_bearer_token_when_given_one(db, history):
-    client = TestClient(create_app(db, token="s3cret-token"))
+    client = local_client(create_app(db, token="s3cret-token"))
     assert client.get("/search", params={"q": "x", "mode": "keyword"}).status_code == 401
     wrong = {"Authorization": "Bearer nope"}
     assert client.get("/search", params={"q": "x", "mode": "keyword"},
@@ -126,22 +127,46 @@ def test_rest_api_requires_the_bearer_token_when_given_one(db, history):
 
 
 def test_serving_beyond_loopback_needs_a_token(home, db):
+    """Through `serve` itself (what `memory-platform serve` runs), not an app built here: a
+    serve() that opened without a token off loopback would fail this test."""
     from memory_platform.api.app import serve
     from memory_platform.vault import tokens
 
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("localhost")
     assert not is_loopback("0.0.0.0")
-    with pytest.raises(ValueError, match="MEMORY_PLATFORM_API_TOKEN.*token create"):
-        serve(host="0.0.0.0", port=1, token=None)
+    built = {}
 
-    # With only a scoped token, the server (as serve builds it off loopback) lets that
-    # token in and nothing without one, even after the token is revoked.
+    def keep(app, host, port):  # serve's last step, instead of binding a port
+        built.update(app=app, host=host, port=port)
+
+    with pytest.raises(ValueError, match="MEMORY_PLATFORM_API_TOKEN.*token create"):
+        serve(host="0.0.0.0", port=1, token=None, run=keep)
+    assert not built  # refused before building anything
+
+    # With only a scoped token, serve off loopback lets that token in and nothing without
+    # one, even after the token is revoked.
     row, secret = tokens.create(db, ["work"], name="phone")
-    client = TestClient(create_app(db, open_without_token=False))
+    serve(host="0.0.0.0", port=8123, token=None, run=keep)
+    assert (built["host"], built["port"]) == ("0.0.0.0", 8123)
+    client = local_client(built["app"])
     assert client.get("/vault/namespaces").status_code == 401
     assert client.get("/vault/namespaces",
                       headers={"Authorization": f"Bearer {secret}"}).status_code == 200
     tokens.revoke(db, row["id"])
     refused = client.get("/vault/namespaces")
     assert refused.status_code == 401 and "loopback" in refused.json()["detail"]
-    assert TestClient(create_app(db)).get("/vault/namespaces").status_code == 200
+    assert client.get("/health").status_code == 200
+
+    # With the admin token only the admin token opens it.
+    serve(host="192.0.2.10", port=8124, token="admin-token", run=keep)
+    client = local_client(built["app"])
+    assert client.get("/search", params={"q": "x", "mode": "keyword"}).status_code == 401
+    assert client.get("/vault/namespaces", headers={
+        "Authorization": "Bearer admin-token"}).status_code == 200
+    # ... and the address it is bound to is a Host it answers
+    assert client.get("/health", headers={"Host": "192.0.2.10:8124"}).status_code == 200
+    assert client.get("/health", headers={"Host": "attacker.example"}).status_code == 421
+
+    # On loopback with nothing configured, requests need no token.
+    serve(host="127.0.0.1", port=8125, token=None, run=keep)
+    assert local_client(built["app"]).get("/vault/namespaces").status_code == 200

@@ -199,9 +199,9 @@ CRASH_SCRIPT = """
 import sys
 from pathlib import Path
 from memory_platform.ingest import importer as ingest
-from memory_platform.ingest import rows
+from memory_platform.ingest import writer
 from memory_platform.store import Database
-rows.BATCH_EVENTS = 1000
+writer.BATCH_EVENTS = 1000
 ingest.import_path(Database(url=sys.argv[1]), "claude-code", Path(sys.argv[2]))
 """
 

@@ -52,7 +52,7 @@ def embedder():
 def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
           neighbour_id: int | None = None, similarity: float | None = None,
           category: str = "user", score: int = 7, why: str = "stable preference",
-          events=(11, 12)) -> int:
+          events=(11, 12), valid_from: datetime | None = None) -> int:
     """A dream's output as staging leaves it: candidate, verdict, pending shadow entry."""
     with db.connect() as conn, conn.transaction():
         [candidate] = dream_store.insert_candidates(
@@ -71,7 +71,7 @@ def stage(db, text: str, *, namespace: str = "personal", verdict: str = "new",
             conn, namespace=namespace_store.shadow_of(namespace, "dream"), text=text,
             category=category, source="dream", actor=f"dream:{RUN}", review="pending",
             dream_run_id=RUN, candidate_id=candidate, source_event_ids=events, score=score,
-            why=why, verdict=verdict)
+            why=why, verdict=verdict, valid_from=valid_from)
     assert created
     return memory_id
 
@@ -320,6 +320,43 @@ def test_supersede_ends_the_old_fact_without_deleting_it(db, staged, embedder):
     work_fact = known(db, embedder, "The deploy runs on Fridays.", namespace="work")
     with pytest.raises(ValueError, match="in 'work', not 'personal'"):
         review.supersede(db, again, actor=ACTOR, old_memory_id=work_fact)
+
+
+def test_supersede_ends_the_old_fact_when_the_new_one_began(db, embedder):
+    """Issue 11 point 17: reviewed days late, the old fact is valid until the new fact's
+    valid_from (the time of the turns it came from), not until the review."""
+    began = datetime.now(UTC) - timedelta(days=10)
+    changed = datetime.now(UTC) - timedelta(days=3)
+    with db.connect() as conn:
+        old_id, _ = memory_store.add_memory(conn, namespace="personal", text=PORT_FACT,
+                                            category="project", actor="test",
+                                            valid_from=began)
+    shadow_id = stage(db, PORT_NEW, verdict="contradiction", neighbour_id=old_id,
+                      similarity=0.93, category="project", valid_from=changed)
+    done = review.supersede(db, shadow_id, actor=ACTOR, old_memory_id=old_id,
+                            embedder=embedder)
+    old, new = row(db, old_id), row(db, done["promoted_id"])
+    assert new["valid_from"] == changed and new["valid_to"] is None
+    assert old["valid_from"] == began
+    assert old["valid_to"] == changed  # not the review time
+    assert old["superseded_by"] == new["id"]
+    trail = review.audit_trail(db, [old_id])
+    assert trail[-1]["action"] == "supersede"
+    assert datetime.fromisoformat(trail[-1]["after"]["valid_to"]) == changed
+
+
+def test_supersede_by_a_fact_dated_before_the_old_one_ends_it_where_it_began(db, embedder):
+    began = datetime.now(UTC) - timedelta(days=2)
+    earlier = datetime.now(UTC) - timedelta(days=5)
+    with db.connect() as conn:
+        old_id, _ = memory_store.add_memory(conn, namespace="personal", text=PORT_FACT,
+                                            category="project", actor="test",
+                                            valid_from=began)
+    shadow_id = stage(db, PORT_NEW, verdict="contradiction", neighbour_id=old_id,
+                      similarity=0.93, category="project", valid_from=earlier)
+    review.supersede(db, shadow_id, actor=ACTOR, old_memory_id=old_id, embedder=embedder)
+    old = row(db, old_id)
+    assert old["valid_to"] == began == old["valid_from"]  # never before it began
 
 
 def test_bulk_approve_reports_each_entry(db, staged):

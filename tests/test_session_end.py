@@ -26,7 +26,7 @@ from memory_platform.dream.triggers import (
 )
 from memory_platform.ingest import hooks
 from memory_platform.ingest import importer as ingest
-from memory_platform.jobs import RANGE_END, RANGE_START, TRIGGER_TAG
+from memory_platform.jobs import RANGE_END, RANGE_START, THEN_TAG, TRIGGER_TAG
 from memory_platform.resources import CairnResource
 from memory_platform.sensors import schedules
 from memory_platform.sensors.schedules import nightly_dream_schedule
@@ -293,6 +293,7 @@ def test_hook_events_are_requested_without_waiting(env):
     today = now.date().isoformat()
     assert (request.tags[RANGE_START], request.tags[RANGE_END]) == (today, today)
     assert request.tags["memory-platform/trigger"] == "session-end"
+    assert request.tags[THEN_TAG] == "dream"
     cursor = json.loads(result.cursor)
     assert len(cursor["dreamed"]) == 2  # the transcript and its subagent file
     # the queue file stays until a tick sees it recorded in a stored cursor
@@ -338,7 +339,7 @@ def test_settings_are_validated(monkeypatch):
 
 def test_schedule_cron_and_timezone(monkeypatch):
     assert nightly_dream_schedule.cron_schedule == "0 3 * * *"
-    assert nightly_dream_schedule.job_name == "dream_job"
+    assert nightly_dream_schedule.job_name == "ingest_raw_events_job"  # then the dream
     assert nightly_dream_schedule.execution_timezone == "UTC"
     monkeypatch.setenv("MEMORY_PLATFORM_TIMEZONE", "Europe/Berlin")
     try:
@@ -376,6 +377,7 @@ def test_schedule_requests_undreamed_range(home, db, tmp_path, monkeypatch):
     # the January session lies beyond the 30-day look-back: a backfill's job
     assert (request.tags[RANGE_START], request.tags[RANGE_END]) == ("2026-03-09", "2026-03-12")
     assert request.tags["memory-platform/trigger"] == "nightly"
+    assert request.tags[THEN_TAG] == "dream"  # the import first, then the dream
     assert request.run_key == "nightly-dream:2026-03-12:2026-03-09..2026-03-12"
 
     # dream everything in the window: the next night has nothing to do
@@ -409,3 +411,53 @@ def test_triggers_skip_with_the_settings_to_set_when_no_llm_is_configured(env, m
         scheduled_execution_time=NOW, resources={"cairn": CairnResource()}))
     assert isinstance(skipped, dg.SkipReason)
     assert "MEMORY_PLATFORM_LLM_PROVIDER" in skipped.skip_message
+
+
+# --- the dream after the import ---------------------------------------------------------
+
+
+def test_a_successful_ingest_run_asking_for_a_dream_gets_one_over_its_days(monkeypatch):
+    from memory_platform.sensors.dream_after_ingest import dream_request
+
+    def ingest_run(**tags):
+        return dg.DagsterRun(job_name="ingest_raw_events_job", run_id="r-1", tags=tags)
+
+    asked = ingest_run(**{RANGE_START: "2026-03-09", RANGE_END: "2026-03-12",
+                          TRIGGER_TAG: "nightly", THEN_TAG: "dream"})
+    request = dream_request(asked)
+    assert isinstance(request, dg.RunRequest) and request.run_key == "dream-after:r-1"
+    assert request.tags == {RANGE_START: "2026-03-09", RANGE_END: "2026-03-12",
+                            TRIGGER_TAG: "nightly"}
+    # an import the folder sensor started asks for no dream
+    plain = dream_request(ingest_run(**{RANGE_START: "2026-03-09", RANGE_END: "2026-03-09"}))
+    assert isinstance(plain, dg.SkipReason)
+    monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER")
+    unconfigured = dream_request(asked)
+    assert isinstance(unconfigured, dg.SkipReason)
+    assert "MEMORY_PLATFORM_LLM_PROVIDER" in unconfigured.skip_message
+
+
+def test_dream_triggers_start_stopped_without_an_llm(monkeypatch):
+    from memory_platform.sensors import status
+
+    monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER", raising=False)
+    assert status.dreams_default_status() == dg.DefaultSensorStatus.STOPPED
+    assert status.dreams_schedule_status() == dg.DefaultScheduleStatus.STOPPED
+    assert "MEMORY_PLATFORM_LLM_PROVIDER" in status.dreams_off_note()
+    monkeypatch.setenv("MEMORY_PLATFORM_LLM_PROVIDER", "anthropic")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    assert status.dreams_default_status() == dg.DefaultSensorStatus.RUNNING
+    assert status.dreams_off_note() == ""
+
+
+def test_jobs_do_not_mix_backfill_policies():
+    """Dagster warns (and picks the smallest) when a job's assets have different backfill
+    policies; the dream's LLM assets and the import's range runs live in separate jobs."""
+    from memory_platform.definitions import defs
+    from memory_platform.jobs import JOBS
+
+    graph = defs.resolve_asset_graph()
+    for job in JOBS:
+        keys = defs.resolve_job_def(job.name).asset_layer.selected_asset_keys
+        policies = {graph.get(key).backfill_policy for key in keys}
+        assert len(policies) <= 1, f"{job.name} mixes {policies}"

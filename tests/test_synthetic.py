@@ -4,6 +4,7 @@ Everything here reads the generated files back with `json`, independently of the
 and compares them with the manifest and with the real samples in ../shared/formats/samples.
 """
 
+import hashlib
 import json
 import os
 import re
@@ -15,12 +16,9 @@ from typing import Any
 
 import pytest
 
-from memory_platform.synthetic import (
-    ROOT_PARENT,
-    encode_cwd,
-    generate_demo,
-    generate_history,
-)
+from memory_platform.synthetic import generate_demo, generate_history
+from memory_platform.synthetic.claude_ai import ROOT_PARENT
+from memory_platform.synthetic.claude_code import encode_cwd
 
 REPO = Path(__file__).resolve().parents[1]
 START = datetime(2026, 1, 5, 8, 30, tzinfo=timezone.utc)
@@ -247,6 +245,34 @@ def test_same_seed_same_bytes(tmp_path: Path, history) -> None:
     assert {k: v for k, v in again.items() if k != "root"} == {
         k: v for k, v in manifest.items() if k != "root"
     }
+
+
+def digest(root: Path) -> str:
+    """One hash over every file's relative path and bytes, in path order."""
+    h = hashlib.sha256()
+    for rel, data in tree(root).items():
+        h.update(rel.encode() + b"\0" + data + b"\0")
+    return h.hexdigest()
+
+
+# Recorded on the single-module generator before it was split into a package. A change here
+# means every stored benchmark history (and its figures) no longer matches what the code
+# writes: change the generator on purpose, then record the new hashes in the same commit.
+PINNED = {
+    "history": "c818fed256a6ccae651e2b2bd8ecba2b41c13968798260a5a2e47dadeece7ec8",
+    "big": "3bf7a64be38cf517a83d7077079b489e21eb97969209b6c771f75d4e33ba3193",
+    "demo": "41ca7d3c4757ff0d375329d88a1e03986616d4a9c52600882616ca18a211062f",
+}
+
+
+def test_history_bytes_are_pinned(history, big) -> None:
+    assert digest(history[0]) == PINNED["history"]
+    assert digest(big[0]) == PINNED["big"]
+
+
+def test_demo_bytes_are_pinned(tmp_path: Path) -> None:
+    generate_demo(tmp_path, today=date(2026, 3, 15))
+    assert digest(tmp_path) == PINNED["demo"]
 
 
 def test_worker_processes_do_not_change_the_output(tmp_path: Path) -> None:

@@ -88,3 +88,58 @@ def test_definitions_validate_with_the_dagster_cli(home):
          "memory_platform.definitions"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "Validation successful" in result.stderr + result.stdout
+
+
+def _ignore_sigint() -> None:  # what `memory-platform up &` or nohup leaves a process with
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_up_in_the_background_stops_on_sigterm_with_its_tree_and_database(home, tmp_path):
+    """Under a service manager or `up &`: SIGINT is ignored from the start and only SIGTERM
+    reaches `up`. It must stop the webserver, daemon and code server it started, and the
+    embedded PostgreSQL must stop with the last process holding it."""
+    import shutil
+    import tempfile
+
+    import psutil
+
+    port = _free_port()
+    # The embedded server runs as its own user when tests run as root: its data folder
+    # must be reachable through every parent, which pytest's private tmp folders are not.
+    data_home = Path(tempfile.mkdtemp(prefix="mp-up-", dir="/tmp"))
+    data_home.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k != "MEMORY_PLATFORM_DATABASE_URL"}
+    env.update(MEMORY_PLATFORM_HOME=str(data_home), DAGSTER_HOME=str(data_home / "dagster"))
+    log = (tmp_path / "up.log").open("w")
+    proc = subprocess.Popen([CLI, "up", "--no-demo", "--port", str(port)], stdout=log, stderr=log,
+                            stdin=subprocess.DEVNULL, env=env, start_new_session=True,
+                            preexec_fn=_ignore_sigint)
+    try:
+        deadline = time.monotonic() + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if "Dagster UI: http://" in (tmp_path / "up.log").read_text():
+                break
+            time.sleep(1)
+        text = (tmp_path / "up.log").read_text()
+        assert proc.poll() is None and "Dagster UI: http://" in text, text[-3000:]
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass  # printed only once the port answers
+        tree = psutil.Process(proc.pid).children(recursive=True)
+        postmaster = data_home / "pgdata" / "postmaster.pid"
+        postgres = int(postmaster.read_text().splitlines()[0])
+        assert len(tree) >= 3 and psutil.pid_exists(postgres)
+
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=120) == 0
+        gone, alive = psutil.wait_procs(tree, timeout=30)
+        assert [p.pid for p in alive] == [], "processes left behind by up"
+        deadline = time.monotonic() + 30
+        while psutil.pid_exists(postgres) and time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert not psutil.pid_exists(postgres), "the embedded PostgreSQL is still running"
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()
+        shutil.rmtree(data_home, ignore_errors=True)

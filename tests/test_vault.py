@@ -18,6 +18,8 @@ from memory_platform.store import memories as memory_store
 from memory_platform.store import memory_embeddings, memory_search
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as service
+from memory_platform.vault import service as scoped_service
+from memory_platform.vault.tokens import Scope
 
 MODEL, DIMS = "test-random-16", 16  # random unit vectors: neighbour logic without a model
 
@@ -314,14 +316,16 @@ def test_service_search_embeds_what_is_missing_and_matches_tokens(db, local_embe
         add(conn, "ops", "The staging database listens on port 5433")
         add(conn, "ops", "Backups run every night at 02:00 UTC")
         add(conn, "ops__dream", "Grafana lives on port 3000", source="dream")
-    hits = service.search(db, "which port does the staging database use", k=2,
-                          embedder=local_embedder)
+    everything = Scope.everything()
+    hits = scoped_service.search(db, everything, "which port does the staging database use",
+                                 k=2, embedder=local_embedder)["hits"]
     assert hits[0]["text"] == "The staging database listens on port 5433"
     assert hits[0]["match"] == "semantic" and hits[0]["similarity"] > 0.5
     assert all(h["namespace"] == "ops" for h in hits)  # shadows only when named
     with db.connect() as conn:
         assert memory_embeddings.memories_to_embed(conn, local_embedder.name) == []
-    token = service.search(db, "3000", namespace="ops__dream", embedder=local_embedder)
+    token = scoped_service.search(db, everything, "3000", namespace="ops__dream",
+                                  embedder=local_embedder)["hits"]
     assert token[0]["text"] == "Grafana lives on port 3000" and token[0]["match"] == "both"
     assert service.embed_missing_memories(db, local_embedder)["embedded"] == 0
 
@@ -389,8 +393,6 @@ def test_search_shows_current_facts_unless_history_is_asked(db, home, local_embe
     leaves it out by default and shows it, marked, when history is asked for."""
     from memory_platform.cli.main import app
     from memory_platform.store import review as review_store
-    from memory_platform.vault import service as scoped_service
-    from memory_platform.vault.tokens import Scope
 
     old = service.add(db, "infra", "The database listens on port 5432.", "project", "test",
                       embedder=local_embedder)["id"]
@@ -399,13 +401,15 @@ def test_search_shows_current_facts_unless_history_is_asked(db, home, local_embe
     with db.connect() as conn, conn.transaction():
         review_store.supersede(conn, old, new, actor="test")
 
-    current = service.search(db, "which port does the database listen on", k=5,
-                             embedder=local_embedder)
+    everything = Scope.everything()
+    current = scoped_service.search(db, everything, "which port does the database listen on",
+                                    k=5, embedder=local_embedder)["hits"]
     assert [h["id"] for h in current] == [new]
     assert current[0]["valid_to"] is None
-    assert [h["id"] for h in service.search(db, "5432", k=5, embedder=local_embedder)] == [new]
-    both = service.search(db, "which port does the database listen on", k=5,
-                          embedder=local_embedder, include_superseded=True)
+    assert [h["id"] for h in scoped_service.search(
+        db, everything, "5432", k=5, embedder=local_embedder)["hits"]] == [new]
+    both = scoped_service.search(db, everything, "which port does the database listen on",
+                                 k=5, embedder=local_embedder, include_superseded=True)["hits"]
     old_hit = next(h for h in both if h["id"] == old)
     assert old_hit["superseded_by"] == new and old_hit["valid_to"] is not None
     scoped = scoped_service.search(db, Scope.everything(), "port 5432", k=5,

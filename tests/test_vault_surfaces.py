@@ -11,10 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from fastapi.testclient import TestClient
 from mcp import Client, StdioServerParameters
 from typer.testing import CliRunner
 
+from helpers.api import local_client
 from memory_platform.api.app import create_app
 from memory_platform.dream.propose import CONTEXT_MARKER, strip_injected
 from memory_platform.query.embeddings import get_embedder
@@ -22,6 +22,7 @@ from memory_platform.store import memories as memory_store
 from memory_platform.vault import context as vault_context
 from memory_platform.vault import service as access
 from memory_platform.vault import tokens
+from memory_platform.vault.budget import count_tokens
 from memory_platform.vault.tokens import Scope
 
 CLI = str(Path(sys.executable).parent / "memory-platform")
@@ -109,10 +110,11 @@ def test_token_cli_shows_the_secret_once(home, db):
     from memory_platform.cli.main import app
 
     runner = CliRunner()
-    created = runner.invoke(app, ["token", "create", "--namespaces", "work", "--name", "ci"])
+    created = runner.invoke(app, ["token", "create", "--kind", "agent", "--namespaces", "work",
+                                  "--name", "ci"])
     assert created.exit_code == 0, created.output
     secret = next(line for line in created.stdout.splitlines() if line.startswith("mp_"))
-    assert tokens.verify(db, secret).scope == Scope.of(["work"])
+    assert tokens.verify(db, secret).scope == Scope.of(["work"], agent=True)
     listed = runner.invoke(app, ["token", "list"])
     assert listed.exit_code == 0 and "ci" in listed.stdout and secret not in listed.stdout
     as_json = json.loads(runner.invoke(app, ["token", "list", "--json"]).stdout)
@@ -120,7 +122,7 @@ def test_token_cli_shows_the_secret_once(home, db):
     revoked = runner.invoke(app, ["token", "revoke", str(as_json[0]["id"])])
     assert revoked.exit_code == 0 and "revoked" in revoked.stdout
     assert tokens.verify(db, secret) is None
-    bad = runner.invoke(app, ["token", "create", "--namespaces", "Work"])
+    bad = runner.invoke(app, ["token", "create", "--kind", "person", "--namespaces", "Work"])
     assert bad.exit_code == 1 and "invalid namespace" in bad.output
 
 
@@ -131,7 +133,7 @@ def test_rest_scopes_every_route_to_the_tokens_namespaces(db, local_embedder):
     ids = seed(db)
     _, work = tokens.create(db, "work", name="work-agent")
     _, personal = tokens.create(db, "personal", name="phone")
-    client = TestClient(create_app(db, token="admin-secret", vault_embedder=local_embedder))
+    client = local_client(create_app(db, token="admin-secret", vault_embedder=local_embedder))
     w, p = bearer(work), bearer(personal)
 
     assert client.get("/vault/namespaces").status_code == 401
@@ -176,7 +178,7 @@ def test_rest_scopes_every_route_to_the_tokens_namespaces(db, local_embedder):
 def test_rest_without_any_token_configured_is_open_on_loopback_until_a_token_exists(
         db, local_embedder):
     seed(db)
-    client = TestClient(create_app(db, vault_embedder=local_embedder))
+    client = local_client(create_app(db, vault_embedder=local_embedder))
     added = client.post("/vault/work/memories", json={"text": "uses ruff for linting"})
     assert added.status_code == 201
     assert audit_rows(db, added.json()["id"])[0]["actor"] == "api:local"
@@ -191,8 +193,8 @@ def test_rest_without_any_token_configured_is_open_on_loopback_until_a_token_exi
 
 def test_rest_changes_are_audited_and_delete_archives(db, local_embedder):
     seed(db)
-    _, secret = tokens.create(db, "work", name="editor")
-    client = TestClient(create_app(db, vault_embedder=local_embedder))
+    _, secret = tokens.create(db, "work", name="editor", kind="person")
+    client = local_client(create_app(db, vault_embedder=local_embedder))
     h = bearer(secret)
 
     added = client.post("/vault/work/memories", headers=h,
@@ -277,7 +279,7 @@ def test_rest_listing_pages_to_the_end_with_no_cap(db):
             memory_store.add_memory(conn, namespace="big", text=f"fact number {i}", actor="test")
         for i in range(150):
             memory_store.add_memory(conn, namespace="mid", text=f"mid fact {i}", actor="test")
-    client = TestClient(create_app(db))
+    client = local_client(create_app(db))
 
     def page_all(namespace, limit=None):
         seen, after, pages = [], 0, 0
@@ -307,7 +309,7 @@ def test_rest_listing_pages_to_the_end_with_no_cap(db):
 
 
 def test_openapi_lists_the_vault_routes(db):
-    schema = TestClient(create_app(db)).get("/openapi.json").json()
+    schema = local_client(create_app(db)).get("/openapi.json").json()
     paths = schema["paths"]
     assert {"/vault/namespaces", "/vault/{namespace}/memories", "/vault/memories/{memory_id}",
             "/vault/search", "/search", "/health"} <= set(paths)
@@ -339,7 +341,7 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
                           token_budget=300, embedder=local_embedder)
     block = pack["context"]
     assert block.startswith(f"<{CONTEXT_MARKER}>") and block.endswith(f"</{CONTEXT_MARKER}>")
-    assert len(block) <= 300 * 4 and pack["tokens_used"] <= 300
+    assert count_tokens(block) == pack["tokens_used"] <= 300
     assert pack["memory_ids"][0] == ids["work"][0] and pack["omitted"] > 0
     assert old not in pack["memory_ids"] and idea not in pack["memory_ids"]
     assert not set(ids["personal"]) & set(pack["memory_ids"])
@@ -348,7 +350,7 @@ def test_context_is_relevant_wrapped_and_within_budget(db, home, local_embedder)
     bigger = vault_context.context(db, scope, query="tidepool", token_budget=4000,
                             embedder=local_embedder)
     assert len(bigger["memory_ids"]) > len(pack["memory_ids"])
-    assert len(bigger["context"]) <= 4000 * 4
+    assert count_tokens(bigger["context"]) <= 4000
 
     # A project alone: its routed namespace's memories.
     (home / "routing.toml").write_text(
@@ -385,7 +387,9 @@ def test_mcp_limited_to_work_over_stdio_with_the_official_client(home, db):
     async def scenario():
         async with Client(params, read_timeout_seconds=180) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
-            assert set(tools) == {"vault_search", "vault_list", "vault_add", "vault_context"}
+            assert set(tools) == {"vault_search", "vault_list", "vault_add", "vault_context",
+                                  "orchard_list", "orchard_get", "orchard_milestone",
+                                  "orchard_week"}
             assert {"namespace", "after_id", "limit"} <= set(
                 tools["vault_list"].input_schema["properties"])
 

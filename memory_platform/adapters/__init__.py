@@ -3,7 +3,9 @@ files dropped in the inbox.
 
 Each source is a module or a subpackage (split by concern) exposing `adapter`. Shared by
 several: `base` (contract, time/text helpers, `discover_files`), `jsonl` (append-only
-transcripts: Claude Code, Codex) and `_json_stream` (big JSON exports, zips)."""
+transcripts: Claude Code, Codex) and `_json_stream` (big JSON exports, zips), which reads
+through `_json_guard` (hostile input: deep nesting, huge strings, bad bytes; built on
+`_json_scan`)."""
 
 import importlib
 import json
@@ -61,7 +63,7 @@ def detect_kind(path: Path) -> str:
             first = fh.readline(1 << 20)
         try:
             record = json.loads(first) if first.strip() else {}
-        except ValueError:
+        except (ValueError, RecursionError):
             record = {}
         if isinstance(record, dict) and "payload" in record:
             return "codex"

@@ -10,11 +10,13 @@ import io
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import ijson
 
+from memory_platform.adapters._json_guard import GuardedReader, Limits
 from memory_platform.adapters.base import ParseIssue
 
 Opener = Callable[[], BinaryIO]
@@ -96,25 +98,69 @@ def peek_start(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
     return first, _Prefixed(stripped, stream)
 
 
-def iter_records(stream: BinaryIO, prefix: str = "item") -> Iterator[tuple[int, Any]]:
-    """Yield (1-based index, record) for each element under `prefix`.
+@dataclass(frozen=True)
+class RecordNote:
+    """Something said about record `index` (None: about bytes outside any record): a repair
+    (the record is still yielded after the note) or, with `skipped`, why it was not read."""
 
-    Raises StreamError naming the record being read when the JSON or the underlying bytes
-    break; records yielded before that stand.
+    index: int | None
+    message: str
+    skipped: bool = False
+
+
+def _is_local(error: BaseException) -> bool:
+    """A yajl error confined to one token (bad bytes, a stray character, a number out of
+    range): the record holding it is lost, the structure around it is not."""
+    text = str(error)
+    return "lexical error" in text or "overflow" in text or not isinstance(error, ijson.JSONError)
+
+
+def iter_records(
+    stream: BinaryIO, prefix: str = "item", limits: Limits | None = None
+) -> Iterator[tuple[int, Any] | RecordNote]:
+    """Yield (1-based index, record) for each element under `prefix`, and a RecordNote for
+    each record repaired (before it) or skipped (instead of it) by the guard, or lost to a
+    lexical error; reading then goes on with the next record.
+
+    Raises StreamError naming the record being read when the JSON structure or the
+    underlying bytes break; records yielded before that stand.
     """
-    index = 0
-    try:
-        for record in ijson.items(stream, prefix, use_float=True):
-            index += 1
-            yield index, record
-    except ijson.JSONError as error:
-        raise StreamError(index + 1, f"invalid JSON: {one_line(error)}") from error
-    except _READ_ERRORS as error:
-        # bad CRC, truncated deflate stream, I/O error: the bytes, not the JSON, are broken
-        kind = type(error).__name__
-        if kind == "error":  # zlib.error
-            kind = f"{type(error).__module__}.error"
-        raise StreamError(index + 1, f"read failed ({kind}): {one_line(error)}") from error
+    guard = GuardedReader(stream, prefix, limits)
+    base = 0
+    while True:
+        count = 0
+        try:
+            for record in ijson.items(guard, guard.prefix, use_float=True):
+                count += 1
+                for index, message in guard.take_notes(base + count):
+                    yield RecordNote(index, message)
+                yield base + count, record
+        except (ijson.JSONError, ValueError) as error:
+            failed = base + count + 1
+            problem = guard.problem
+            if problem is None and not _is_local(error):
+                raise StreamError(failed, f"invalid JSON: {one_line(error)}") from error
+            index = problem.index if problem is not None else failed
+            why = problem.message if problem is not None else f"invalid JSON: {one_line(error)}"
+            for noted, message in guard.take_notes(index):
+                yield RecordNote(noted, message)
+            yield RecordNote(index, why, skipped=True)
+            if index is None or not guard.resume_after(index):
+                return
+            base = index
+            continue
+        except _READ_ERRORS as error:
+            # bad CRC, truncated deflate stream, I/O error: the bytes, not the JSON, are broken
+            kind = type(error).__name__
+            if kind == "error":  # zlib.error
+                kind = f"{type(error).__module__}.error"
+            raise StreamError(base + count + 1, f"read failed ({kind}): {one_line(error)}"
+                              ) from error
+        for index, message in guard.take_notes():
+            yield RecordNote(index, message)
+        if guard.problem is not None:  # bytes after the records, nested too deep
+            yield RecordNote(guard.problem.index, guard.problem.message, skipped=True)
+        return
 
 
 def top_level_keys(stream: BinaryIO, stop: frozenset[str] = frozenset()) -> set[str]:
@@ -122,7 +168,7 @@ def top_level_keys(stream: BinaryIO, stop: frozenset[str] = frozenset()) -> set[
     in `stop` so a 500 MB wrapper is not scanned to the end."""
     keys: set[str] = set()
     try:
-        for prefix, event, value in ijson.parse(stream):
+        for prefix, event, value in ijson.parse(GuardedReader(stream, "")):
             if prefix == "" and event == "map_key":
                 keys.add(value)
                 if value in stop:
@@ -141,7 +187,7 @@ def first_record_keys(stream: BinaryIO, prefix: str, stop: frozenset[str]) -> se
     keys: set[str] = set()
     seen_item = False
     try:
-        for event_prefix, event, value in ijson.parse(stream):
+        for event_prefix, event, value in ijson.parse(GuardedReader(stream, "")):
             if event_prefix == prefix:
                 if event == "start_map":
                     seen_item = True
@@ -284,7 +330,11 @@ def stream_array(
     try:
         with opener() as raw:
             _, stream = peek_start(raw)
-            for index, record in iter_records(stream, prefix):
+            for entry in iter_records(stream, prefix):
+                if isinstance(entry, RecordNote):
+                    yield ParseIssue(label, entry.index, None, _note_text(entry))
+                    continue
+                index, record = entry
                 if index == 1:
                     foreign = check_first(record)
                     if foreign:
@@ -298,6 +348,13 @@ def stream_array(
         )
     except OPEN_ERRORS as error:
         yield ParseIssue(label, None, None, f"cannot read: {one_line(error)}")
+
+
+def _note_text(note: RecordNote) -> str:
+    where = f"record {note.index}" if note.index is not None else "outside the records"
+    if not note.skipped:
+        return f"{where}: {note.message}"
+    return f"{where}: {note.message}; not imported, reading went on after it"
 
 
 def member_label(path: Path, member: str) -> str:

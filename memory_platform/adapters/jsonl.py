@@ -22,6 +22,9 @@ except ImportError:  # pragma: no cover - exercised only where orjson is not ins
     orjson = None  # type: ignore[assignment]
 
 _BOM = b"\xef\xbb\xbf"
+# Bytes of one line (one record). Longer lines are skipped without being held, so memory stays
+# bounded; the longest real records (a transcript line with pasted images) are a few MB.
+MAX_LINE = 256 << 20
 
 
 def _loads_strict(data: bytes) -> Any:
@@ -78,8 +81,21 @@ class JsonlReader:
                 # that completes it must not count as a new (empty) line, or line numbers
                 # (part of Codex native ids) would shift against a fresh parse.
                 glued = fh.read(1) != b"\n"
-            for raw in fh:
-                complete = raw.endswith(b"\n")
+            for raw, size in _lines(fh):
+                complete = raw is None or raw.endswith(b"\n")
+                if raw is None or size > len(raw):
+                    # Too long to hold: skipped unread (see MAX_LINE), and said so.
+                    if not complete:
+                        return
+                    glued = False
+                    self.offset += size
+                    self.line += 1
+                    yield ParseIssue(
+                        file, self.line, None,
+                        f"line is {size} bytes, over the {MAX_LINE}-byte limit for one "
+                        "record; skipped",
+                    )
+                    continue
                 if glued:
                     glued = False
                     if raw == b"\n" or raw == b"\r\n":
@@ -125,7 +141,39 @@ class JsonlReader:
                         f"line is valid JSON but not an object ({type(value).__name__})",
                     )
                     continue
+                if bad_utf8:
+                    yield ParseIssue(file, number, None,
+                                     "invalid UTF-8 replaced by U+FFFD (attrs.invalid_utf8)")
                 yield JsonLine(number, raw, value, lenient, bad_utf8)
+
+
+def _lines(fh) -> Iterator[tuple[bytes | None, int]]:
+    """(line, its size) for each line; (None or its incomplete end, size) for a line over
+    MAX_LINE, read through in pieces and not kept."""
+    while True:
+        raw = fh.readline(MAX_LINE + 1)
+        if not raw:
+            return
+        if len(raw) <= MAX_LINE or raw.endswith(b"\n"):
+            yield raw, len(raw)
+            continue
+        size = len(raw)
+        del raw
+        piece = b""
+        while True:
+            piece = fh.readline(1 << 20)
+            size += len(piece)
+            if not piece or piece.endswith(b"\n"):
+                break
+        yield (None if piece.endswith(b"\n") else piece), size
+
+
+def unreadable(file: str, line: JsonLine, error: Exception) -> ParseIssue:
+    """The issue for a record an adapter failed on: one odd record (a list where a string
+    belongs) must not stop the file."""
+    text = " ".join(str(error).split())[:300]
+    return ParseIssue(file, line.number, None,
+                      f"could not be parsed ({type(error).__name__}: {text})")
 
 
 def scan_back(

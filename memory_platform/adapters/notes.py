@@ -44,6 +44,27 @@ def _lines(text: str) -> list[str]:
     return lines
 
 
+# Values front matter may hold once its YAML aliases are expanded; real ones hold a dozen.
+_FRONT_MATTER_VALUES = 10_000
+
+
+def _expands_past(value: Any, limit: int) -> bool:
+    """Whether `value`, with every shared (aliased) part counted each time it appears, holds
+    more than `limit` values. Stops counting at the limit."""
+    stack, seen = [value], 0
+    while stack:
+        item = stack.pop()
+        seen += 1
+        if seen > limit:
+            return True
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list | tuple | set):
+            stack.extend(item)
+    return False
+
+
 def _json_safe(value: Any) -> Any:
     """YAML yields dates and other non-JSON types; raw must survive a JSON column."""
     if isinstance(value, dict):
@@ -141,6 +162,8 @@ class NotesAdapter:
             # a note in a legacy encoding is still a note; keep what is readable
             text = data.decode("utf-8", errors="replace")
             attrs["decode_errors"] = True
+            yield ParseIssue(label, None, None,
+                             "not UTF-8: unreadable bytes replaced by U+FFFD (attrs.decode_errors)")
         if text.startswith("\ufeff"):
             text = text[1:]
         lines = _lines(text)
@@ -167,7 +190,15 @@ class NotesAdapter:
                     )
                     attrs["front_matter_invalid"] = True
                     loaded = None
-                if isinstance(loaded, dict):
+                if isinstance(loaded, dict) and _expands_past(loaded, _FRONT_MATTER_VALUES):
+                    # YAML aliases can make a few lines expand to billions of values
+                    yield ParseIssue(
+                        label, 2, None,
+                        f"front matter expands to more than {_FRONT_MATTER_VALUES} values "
+                        "(YAML aliases?); imported without it",
+                    )
+                    attrs["front_matter_invalid"] = True
+                elif isinstance(loaded, dict):
                     front = loaded
                 elif loaded is not None:
                     yield ParseIssue(

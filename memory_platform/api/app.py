@@ -7,20 +7,41 @@ Bound to loopback by default. Bound anywhere else, every request needs
 `Authorization: Bearer $MEMORY_PLATFORM_API_TOKEN` (the admin token, every namespace) or a
 namespace-scoped token from `memory-platform token create` (the /vault routes only), and
 the server refuses to start with neither. On loopback with neither configured, requests
-need no token. See api/vault.py.
+need no token. Who may call what is api/access.py (every route states its rule there);
+what every request passes first (Host, body size, cross-site) is api/http_guards.py.
+
+Failures answer with their meaning, never a bare 500: bad input 422 (`ValueError`, which
+includes query/inputs.InvalidInput), a search that cannot run yet 409, the database down
+503 with the reason (and /health says so too).
 """
 
-import ipaddress
+import logging
 from datetime import datetime
 from typing import Annotated, Literal
 
+import psycopg
 from fastapi import Depends, FastAPI, HTTPException, Query, Request
+from fastapi.responses import JSONResponse
+from fastapi_offline import FastAPIOffline
 from pydantic import BaseModel
 
+from memory_platform.api import access
+from memory_platform.api.access import Rule
+from memory_platform.api.http_guards import (
+    LOOPBACK_NAMES,
+    BodyLimit,
+    CrossSiteCheck,
+    HostCheck,
+    is_loopback_name,
+)
 from memory_platform.query.models import SearchHit
 from memory_platform.settings import load_settings
-from memory_platform.store import Database
+from memory_platform.store import Database, DatabaseError
 from memory_platform.vault import tokens
+
+log = logging.getLogger(__name__)
+# What a client waits before asking again while the database is down.
+RETRY_AFTER_S = 5
 
 
 class SummarizeRequest(BaseModel):
@@ -31,54 +52,111 @@ class SummarizeRequest(BaseModel):
 
 
 def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
+    return is_loopback_name(host.strip().lower())
+
+
+def _database_down(exc: Exception) -> JSONResponse:
+    reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return JSONResponse(status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)},
+                        content={"detail": f"the database is unavailable: {reason}"})
+
+
+def _error_handlers(app: FastAPI) -> None:
+    from memory_platform.llm.base import LLMError
+    from memory_platform.query.search import SearchError
+
+    @app.exception_handler(LLMError)
+    async def model_failed(request: Request, exc: LLMError) -> JSONResponse:
+        # the model (a vendor, or a local server) failed or answered nonsense: its message
+        # says which and why; not this server's fault, so 502
+        log.error("LLM call failed for %s %s: %s", request.method, request.url.path, exc)
+        return JSONResponse(status_code=502, content={"detail": str(exc)})
+
+    @app.exception_handler(ValueError)
+    async def bad_input(request: Request, exc: ValueError) -> JSONResponse:
+        # Services raise ValueError (InvalidInput among them) for input they refuse, with
+        # a message saying why: the CLI prints it, MCP returns it, REST answers 422.
+        return JSONResponse(status_code=422, content={"detail": str(exc)})
+
+    @app.exception_handler(SearchError)
+    async def cannot_search(request: Request, exc: SearchError) -> JSONResponse:
+        return JSONResponse(status_code=409, content={"detail": str(exc)})
+
+    @app.exception_handler(DatabaseError)
+    async def database_error(request: Request, exc: DatabaseError) -> JSONResponse:
+        log.error("database unavailable for %s %s: %s", request.method, request.url.path, exc)
+        return _database_down(exc)
+
+    @app.exception_handler(psycopg.OperationalError)
+    async def connection_lost(request: Request, exc: psycopg.OperationalError) -> JSONResponse:
+        # A connection that died under a request (the server restarted or was killed): the
+        # pool replaces it (store/db.py), so the next request gets a fresh one.
+        log.error("database connection lost for %s %s: %s", request.method,
+                  request.url.path, exc)
+        return _database_down(exc)
 
 
 def create_app(db: Database | None = None, *, token: str | None = None, embedder=None,
-               llm=None, vault_embedder=None, open_without_token: bool = True) -> FastAPI:
+               llm=None, vault_embedder=None, open_without_token: bool = True,
+               allowed_hosts: list[str] | None = None, max_body_bytes: int | None = None,
+               recorder=None) -> FastAPI:
     """The app over one database. With `token` (the admin token), or with
-    `open_without_token=False` (bound off loopback), every route but /health requires a
-    bearer: the admin token, or a namespace-scoped API token for the /vault routes."""
+    `open_without_token=False` (bound off loopback), every route but the public ones
+    requires a bearer: the admin token, or a namespace-scoped API token. `allowed_hosts`
+    are the Host names answered besides loopback ones (default: the setting);
+    `max_body_bytes` the body limit (default: the setting)."""
     from memory_platform.query import search as service
 
-    database = db or Database.from_settings(load_settings())
-    app = FastAPI(title="memory-platform cairn", version="0.1.0",
-                  description="Every AI conversation turn, verbatim and searchable.")
+    settings = load_settings()
+    database = db or Database.from_settings(settings)
+    # FastAPIOffline serves Swagger UI and ReDoc from the package's own files: /docs works
+    # on a machine with no network (issue 12); it adds /docs, /redoc and their assets.
+    app = FastAPIOffline(title="memory-platform cairn", version="0.1.0",
+                         description="Every AI conversation turn, verbatim and searchable.")
+    for route in app.routes:  # FastAPI's own: the schema, the docs pages and their assets
+        access.declare(route, Rule.PUBLIC)
 
-    from memory_platform.api.vault import caller_resolver, vault_router
-
-    # Who is calling (admin token, a namespace-scoped API token, or open loopback): see
-    # api/vault.py. Other routes (the dashboard) can depend on app.state.resolve_caller.
-    resolve_caller = caller_resolver(database, token, open_without_token=open_without_token)
+    resolve_caller = access.caller_resolver(database, token,
+                                            open_without_token=open_without_token)
+    rules = access.Rules(resolve_caller)
     app.state.resolve_caller = resolve_caller
+    app.state.rules = rules
+    _error_handlers(app)
 
-    def authorize(request: Request) -> None:
-        caller = resolve_caller(request)
-        if not caller.scope.unrestricted:
-            raise HTTPException(
-                status_code=403,
-                detail=f"cairn holds every conversation, unscoped; this token is limited "
-                       f"to {caller.scope.describe()} (use the vault routes, or the admin "
-                       f"token MEMORY_PLATFORM_API_TOKEN)")
+    from memory_platform.api.curator import mount_curator
 
-    guarded = [Depends(authorize)]
-    app.include_router(vault_router(database, resolve_caller, embedder=vault_embedder))
+    # /curator (scoped as /vault) and /review/curator, before the dashboard's /review/{namespace}
+    mount_curator(app, database, rules)
+    from memory_platform.api.recall import recall_router
+
+    app.include_router(recall_router(database, rules, embedder=vault_embedder))  # /vault/...
     from memory_platform.api.dashboard import mount_dashboard
+    from memory_platform.api.orchard import mount_orchard
+    from memory_platform.api.vault import vault_router
 
-    mount_dashboard(app, database)  # /review: the review dashboard
+    app.include_router(vault_router(database, rules, embedder=vault_embedder))
+    # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
+    mount_orchard(app, database, rules, llm=llm)
+    mount_dashboard(app, database, recorder)  # /review: the review dashboard
+    from memory_platform.api.reports import reports_router
 
-    @app.get("/health")
-    def health() -> dict:
-        with database.connect() as conn:
-            conn.execute("SELECT 1")
-        return {"status": "ok"}
+    app.include_router(reports_router(rules))  # /reports: the weekly reports
 
-    @app.get("/search", dependencies=guarded, response_model=list[SearchHit])
+    cairn = [Depends(rules.unscoped)]
+
+    @app.get("/health", dependencies=[Depends(rules.public)],
+             responses={503: {"description": "the database is down; the reason is given"}})
+    def health() -> JSONResponse:
+        """200 when the database answers; 503 with the reason when it does not."""
+        try:
+            database.ping()
+        except (DatabaseError, psycopg.Error) as exc:
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else repr(exc)
+            return JSONResponse(status_code=503, headers={"Retry-After": str(RETRY_AFTER_S)},
+                                content={"status": "down", "database": reason})
+        return JSONResponse({"status": "ok"})
+
+    @app.get("/search", dependencies=cairn, response_model=list[SearchHit])
     def search(
         q: Annotated[str, Query(min_length=1, description="Words, an error code, a question")],
         k: Annotated[int, Query(ge=1, le=100)] = 10,
@@ -93,7 +171,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
         return [h.to_dict() for h in service.search(database, q, k=k, filters=filters,
                                                      mode=mode, embedder=embedder)]
 
-    @app.get("/events/{event_id}", dependencies=guarded)
+    @app.get("/events/{event_id}", dependencies=cairn)
     def get_event(event_id: int, before: Annotated[int, Query(ge=0, le=50)] = 0,
                   after: Annotated[int, Query(ge=0, le=50)] = 0) -> dict:
         found = service.get_event(database, event_id, before=before, after=after)
@@ -101,13 +179,13 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
             raise HTTPException(status_code=404, detail=f"no event with id {event_id}")
         return found
 
-    @app.get("/timeline", dependencies=guarded)
+    @app.get("/timeline", dependencies=cairn)
     def timeline(since: datetime, until: datetime, source: str | None = None,
                  project: str | None = None) -> list[dict]:
         return service.timeline(database, since=since, until=until,
                                 filters=service.SearchFilters(source=source, project=project))
 
-    @app.post("/summarize", dependencies=guarded)
+    @app.post("/summarize", dependencies=cairn)
     def summarize(body: SummarizeRequest) -> dict:
         from memory_platform.llm import CallRecorder, LLMNotConfigured, provider_from_env
         from memory_platform.query.summarize import summarize_range
@@ -121,19 +199,45 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
                                                        project=body.project))
         return result.to_dict()
 
+    # Outermost last: the Host check runs first, then the body limit, then the cross-site
+    # check (api/http_guards.py).
+    app.add_middleware(CrossSiteCheck)
+    app.add_middleware(BodyLimit, max_bytes=max_body_bytes or settings.api_max_body_bytes)
+    app.add_middleware(HostCheck, allowed=settings.allowed_hosts() if allowed_hosts is None
+                       else allowed_hosts)
     return app
 
 
-def serve(host: str = "127.0.0.1", port: int = 8000, token: str | None = None) -> None:
-    import uvicorn
+WILDCARDS = ("0.0.0.0", "::", "")
 
+
+def serve(host: str = "127.0.0.1", port: int = 8000, token: str | None = None,
+          *, run=None) -> None:
+    """Start the API with uvicorn (or hand the app to `run(app, host, port)`, which tests
+    use to check what `serve` builds without binding a port). Off loopback it refuses to
+    start with neither the admin token nor a live scoped token, and never lets a request
+    without a token in."""
+    settings = load_settings()
     loopback = is_loopback(host)
-    database = Database.from_settings(load_settings())
+    database = Database.from_settings(settings)
     if not loopback and not token and not tokens.any_live(database):
         raise ValueError(
             f"refusing to serve on {host} without a token: set MEMORY_PLATFORM_API_TOKEN "
             "(the admin token; clients send it as 'Authorization: Bearer <token>'), create a "
             "namespace-scoped one with `memory-platform token create`, or bind to 127.0.0.1"
         )
-    app = create_app(database, token=token, open_without_token=loopback)
+    allowed = [*settings.allowed_hosts()]
+    if host.strip().lower() not in WILDCARDS:
+        allowed.append(host)  # the address it is bound to is its own name
+    elif not loopback and not allowed:
+        log.warning("bound to %s: only loopback names are answered as Host; name this "
+                    "machine's in MEMORY_PLATFORM_API_ALLOWED_HOSTS", host)
+    app = create_app(database, token=token, open_without_token=loopback,
+                     allowed_hosts=allowed)
+    log.info("answering Host %s", ", ".join([*LOOPBACK_NAMES, *allowed]))
+    if run is not None:
+        run(app, host, port)
+        return
+    import uvicorn
+
     uvicorn.run(app, host=host, port=port, log_level="info")

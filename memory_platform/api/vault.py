@@ -1,21 +1,10 @@
-"""The vault over REST, and who the caller is.
+"""The vault over REST.
 
-Who the caller is (`caller_resolver`), for every guarded route of the app:
-
-- `Authorization: Bearer <MEMORY_PLATFORM_API_TOKEN>`: the admin token, every namespace;
-  audit actor `api:admin`.
-- `Authorization: Bearer mp_...` (from `memory-platform token create`): the token's
-  namespaces and their shadows; actor `api:<token name>`. Revoked or unknown: 401.
-- No bearer: allowed only when nothing is configured (no admin token, no live API token),
-  which the app allows only on loopback. Then every namespace; actor `api:local`. As soon
-  as one API token exists, requests without a bearer get 401: a token limited to `work`
-  means nothing if leaving it out opened `personal`.
-
-Scoping: a namespace outside the caller's scope named in a path or query gets 403; a
-memory id outside it gets 404 (an id says nothing about other namespaces); search,
-namespace listings and counts never include other namespaces. cairn's routes (/search,
-/events, /timeline, /summarize) read the whole, unscoped conversation history, so a scoped
-token gets 403 there.
+Who the caller is and what each kind of caller may do: api/access.py. Every route here is
+`scoped`: the vault services (vault/service.py) check the caller's scope, so a namespace
+outside it named in a path or query gets 403, a memory id outside it 404 (an id says
+nothing about other namespaces), and search, namespace listings and counts never include
+other namespaces.
 
 Routes (all sub-second, no model in the loop but the vault embedder for new text):
 
@@ -28,79 +17,21 @@ Routes (all sub-second, no model in the loop but the vault embedder for new text
     POST   /vault/memories/{id}/restore         (an archived memory active again)
     GET    /vault/search?q=&namespace=&k=10&include_superseded=false
 
-A write over REST is a person's (or their script's) and goes to the namespace named; an
-agent suggests through MCP `vault_add`, which writes to `<namespace>__ideas` only.
+A write with a person's token goes to the namespace named; with an agent token it is a
+suggestion, staged in `<namespace>__ideas` for review like MCP `vault_add` (vault/tokens.py).
+Text longer than vault.service.MAX_TEXT_CHARS, or holding a credential, is refused (422).
 """
 
-import hmac
-from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Request, Response
+from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
+from memory_platform.api.access import Caller, Rules
 from memory_platform.store import Database
 from memory_platform.vault import service as access
-from memory_platform.vault import tokens
 from memory_platform.vault.models import Category, Page, VaultSearchResult
-from memory_platform.vault.tokens import Scope
-
-
-@dataclass(frozen=True)
-class Caller:
-    """Who is calling: the namespaces they may touch and the actor their writes are audited
-    as. `via` is 'admin', 'token' or 'open' (loopback, nothing configured)."""
-
-    scope: Scope
-    actor: str
-    via: str
-
-
-# Set by the dashboard's /review/login: a browser's bearer token (api/dashboard/routes.py).
-SESSION_COOKIE = "mp_session"
-
-
-def _unauthorized(detail: str) -> HTTPException:
-    return HTTPException(status_code=401, detail=detail,
-                         headers={"WWW-Authenticate": "Bearer"})
-
-
-def caller_resolver(database: Database, admin_token: str | None, *,
-                    open_without_token: bool = True) -> Callable[[Request], Caller]:
-    """A FastAPI dependency resolving a request to its Caller, or raising 401.
-    `open_without_token=False` (a server bound off loopback) never lets a request without
-    a token in, even once every API token is revoked."""
-
-    def resolve(request: Request) -> Caller:
-        header = request.headers.get("authorization", "")
-        if not header and request.cookies.get(SESSION_COOKIE):
-            # the dashboard's login cookie (HttpOnly, SameSite=Strict) carries the same token
-            header = f"Bearer {request.cookies[SESSION_COOKIE]}"
-        if header:
-            scheme, _, given = header.partition(" ")
-            given = given.strip()
-            if scheme.lower() != "bearer" or not given:
-                raise _unauthorized("use 'Authorization: Bearer <token>'")
-            if admin_token and hmac.compare_digest(given.encode(), admin_token.encode()):
-                return Caller(Scope.everything(), "api:admin", "admin")
-            token = tokens.verify(database, given)
-            if token is None:
-                raise _unauthorized("missing or wrong bearer token")
-            return Caller(token.scope, token.actor, "token")
-        if admin_token:
-            raise _unauthorized("missing or wrong bearer token")
-        if not open_without_token:
-            raise _unauthorized("a bearer token is required: this server is not bound to "
-                                "loopback")
-        if tokens.any_live(database):
-            raise _unauthorized("a bearer token is required: API tokens exist "
-                                "(see `memory-platform token list`)")
-        return Caller(Scope.everything(), "api:local", "open")
-
-    return resolve
-
 
 # --- response and request models ---------------------------------------------------------
 
@@ -127,6 +58,8 @@ class Memory(BaseModel):
     created_at: datetime
     updated_at: datetime
     content_hash: str
+    topic: str | None = Field(None, description="A short slug (None: not classified yet)")
+    sensitive: bool = Field(False, description="Holds personal data: never injected")
 
 
 class MemoryWritten(Memory):
@@ -150,13 +83,16 @@ class Namespace(BaseModel):
 
 
 class NewMemory(BaseModel):
-    text: str = Field(min_length=1, description="One self-contained statement.")
-    category: Category = "user"
+    text: str = Field(min_length=1, max_length=access.MAX_TEXT_CHARS,
+                      description="One self-contained statement.")
+    category: Category | None = Field(None, description="Default: chosen by rules")
+    topic: str | None = Field(None, description="A short slug; default: chosen by rules")
 
 
 class MemoryEdit(BaseModel):
-    text: str | None = Field(None, min_length=1)
+    text: str | None = Field(None, min_length=1, max_length=access.MAX_TEXT_CHARS)
     category: Category | None = None
+    topic: str | None = None
 
 
 # --- routes ------------------------------------------------------------------------------
@@ -175,11 +111,11 @@ def _errors(fn, *args, **kwargs):
         raise HTTPException(status_code=422, detail=str(exc)) from exc
 
 
-def vault_router(database: Database, resolve: Callable[[Request], Caller],
-                 embedder=None) -> APIRouter:
-    """The /vault routes over one database; `embedder` defaults to the vault embedder."""
+def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
+    """The /vault routes over one database, every one `scoped` (api/access.py);
+    `embedder` defaults to the vault embedder."""
     router = APIRouter(prefix="/vault", tags=["vault"])
-    CallerDep = Annotated[Caller, Depends(resolve)]
+    CallerDep = Annotated[Caller, Depends(rules.scoped)]
 
     @router.get("/namespaces", response_model=list[Namespace])
     def namespaces(caller: CallerDep) -> list[dict]:
@@ -210,7 +146,8 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
     def edit_memory(caller: CallerDep, memory_id: int, body: MemoryEdit) -> dict:
         """Edit the text and/or category of an active memory; audited (before/after)."""
         return _errors(access.edit, database, caller.scope, memory_id, actor=caller.actor,
-                       text=body.text, category=body.category, embedder=embedder)
+                       text=body.text, category=body.category, embedder=embedder,
+                       topic=body.topic)
 
     @router.delete("/memories/{memory_id:int}", response_model=MemoryChanged)
     def archive_memory(caller: CallerDep, memory_id: int) -> dict:
@@ -241,11 +178,12 @@ def vault_router(database: Database, resolve: Callable[[Request], Caller],
                             200: {"description": "the same text was already there"}})
     def add_memory(caller: CallerDep, namespace: str, body: NewMemory,
                    response: Response) -> dict:
-        """Write a memory into the namespace named (a person's write; agents use MCP
-        vault_add, which stages into <namespace>__ideas). The text is embedded in the
-        same request."""
+        """Write a memory into the namespace named with a person's token; with an agent
+        token it is staged in <namespace>__ideas for review (as MCP vault_add). The text
+        is embedded in the same request."""
         row = _errors(access.add, database, caller.scope, namespace, body.text,
-                      body.category, actor=caller.actor, embedder=embedder)
+                      body.category, actor=caller.actor, embedder=embedder,
+                      topic=body.topic)
         response.status_code = 201 if row["created"] else 200
         return row
 

@@ -12,6 +12,7 @@ from memory_platform.ingest import catalog, lake
 from memory_platform.ingest import importer as ingest
 from memory_platform.ingest.report import ImportReport
 from memory_platform.partitions import daily_partitions
+from memory_platform.progress import Tracker
 from memory_platform.resources import CairnResource
 from memory_platform.store import catalog as catalog_store
 from memory_platform.store import event_reads
@@ -69,10 +70,19 @@ def raw_events(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.Ma
         overlapping = catalog_store.files_overlapping(conn, start, end)
     present = [(f.kind, Path(f.path)) for f in overlapping if Path(f.path).exists()]
     missing = [f.path for f in overlapping if not Path(f.path).exists()]
+    tracker = Tracker("importing raw events", "files", len(present), report=context.log.info)
+
+    def progress(what: str, amount: int) -> None:
+        if what == "file":
+            tracker.advance(amount)
+        else:
+            tracker.advance(0, events=amount)
+
     report = ingest.import_path(
         database, None, settings.home, window=(start, end),
-        origin=f"dagster:{context.run.run_id}", files=present,
+        origin=f"dagster:{context.run.run_id}", files=present, progress=progress,
     )
+    tracker.finish()
     for error in report.errors[:MAX_ERRORS_IN_METADATA]:
         context.log.warning(str(error))
     with database.connect() as conn:

@@ -4,6 +4,7 @@ import dagster as dg
 
 from memory_platform.assets.cairn import raw_events
 from memory_platform.partitions import daily_partitions
+from memory_platform.progress import Tracker
 from memory_platform.query.embeddings import embed_missing, get_embedder
 from memory_platform.resources import CairnResource
 
@@ -31,7 +32,10 @@ def event_embeddings(
     15 and its last), tool traffic 2. Raw events are read, never changed."""
     window = context.partition_time_window
     embedder = get_embedder()
-    counts = embed_missing(cairn.database(), embedder, start=window.start, end=window.end)
+    tracker = Tracker(f"embedding ({embedder.name})", "events", report=context.log.info)
+    counts = embed_missing(cairn.database(), embedder, start=window.start, end=window.end,
+                           progress=tracker.update)
+    tracker.finish()
     keys = context.partition_keys
     context.log.info(f"{embedder.name}: {counts}")
     return dg.MaterializeResult(

@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from memory_platform.bench import search as bench
-from memory_platform.bench.ingest import _admin_url
+from memory_platform.bench import locomo as bench
+from memory_platform.bench.common import scratch_db, server_url
 from memory_platform.query import embeddings as emb
 from memory_platform.store import embeddings as embedding_store
 
@@ -56,7 +56,7 @@ def run(out: Path, log: Log = print) -> dict:
     base = emb.get_embedder("local")
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="mp-bench-ctx-") as tmp:
-        with bench._scratch_db(_admin_url(Path(tmp))) as db:
+        with scratch_db(server_url(Path(tmp)), "context_vectors") as db:
             ids = bench.import_locomo(db, data)
             questions = sorted({qa["question"] for s in data for qa in s["qa"]})
             qvecs = dict(zip(questions, base.embed(questions), strict=True))
@@ -64,7 +64,7 @@ def run(out: Path, log: Log = print) -> dict:
                 began = time.perf_counter()
                 counts = emb.embed_missing(db, embedder)
                 row = bench.evaluate(db, data, ids, "hybrid",
-                                     bench._Precomputed(embedder.name, base.dims, qvecs),
+                                     bench.PrecomputedEmbedder(embedder.name, base.dims, qvecs),
                                      golds=golds)
                 results[embedder.name] = {"embed_seconds": round(time.perf_counter() - began),
                                           "model_inputs": counts["embedded"], **row}
@@ -92,7 +92,7 @@ def run(out: Path, log: Log = print) -> dict:
                             [(embedding_store.ChunkRow(i, 0, 0, 1, f"{name}:{i}"), v)
                              for i, v in composed.items()], [])
                 row = bench.evaluate(db, data, ids, "hybrid",
-                                     bench._Precomputed(model, base.dims, qvecs), golds=golds)
+                                     bench.PrecomputedEmbedder(model, base.dims, qvecs), golds=golds)
                 results[model] = row
                 log(f"  {model}: {bench._recalls(row)}")
     report = {"benchmark": "context vectors on LoCoMo (hybrid, weighted fusion)",

@@ -17,31 +17,36 @@ candidate's own embedding included.
 """
 
 import json
-import os
-import platform
 import statistics
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
 
+from memory_platform.bench.common import (
+    REPO,
+    Log,
+    load_average,
+    machine,
+    percentiles,
+    scratch_db,
+    server_url,
+)
 from memory_platform.dream import dedup
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import embeddings as embedding_store
 from memory_platform.store import memory_embeddings, memory_search
 from memory_platform.store import namespaces as namespace_store
 
-_REPO = Path(__file__).resolve().parents[2]
-PAIRS = _REPO / "benchmarks" / "data" / "dedup_pairs.jsonl"
+PAIRS = REPO / "benchmarks" / "data" / "dedup_pairs.jsonl"
 LABELS = ("same", "different", "contradiction")
 NAIVE_GATE = 0.88
 NAMESPACE = "bench"
-Log = Callable[[str], None]
 
 
 # --- (a) the labelled set ----------------------------------------------------------------
@@ -173,21 +178,11 @@ def run_labelled(log: Log, embedder=None) -> dict:
     result["cosine_by_label"] = {
         label: {"min": round(min(v), 3), "median": round(statistics.median(v), 3),
                 "max": round(max(v), 3)} for label, v in by_label.items() if v}
-    return {"data": str(PAIRS.relative_to(_REPO)), "model": embedder.name,
+    return {"data": str(PAIRS.relative_to(REPO)), "model": embedder.name,
             "result": result, "sweep": rows}
 
 
 # --- (b) latency at scale ----------------------------------------------------------------
-
-
-def _pct(samples: list[float]) -> dict:
-    ordered = sorted(samples)
-
-    def pick(q: float) -> float:
-        return round(ordered[min(len(ordered) - 1, int(np.ceil(q * len(ordered))) - 1)], 2)
-
-    return {"p50": pick(0.5), "p95": pick(0.95), "p99": pick(0.99),
-            "mean": round(statistics.fmean(ordered), 2), "n": len(ordered)}
 
 
 def build_vault(db, size: int, embedder, pairs: Sequence[dict], log: Log,
@@ -244,7 +239,6 @@ def build_vault(db, size: int, embedder, pairs: Sequence[dict], log: Log,
 
 
 def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict:
-    from memory_platform.bench.search import _scratch_db
     from memory_platform.query.embeddings import get_embedder
 
     embedder = get_embedder("local")
@@ -253,7 +247,7 @@ def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict
     texts = (texts * (queries // len(texts) + 1))[:queries]
     vectors = embedder.embed(texts)
     th = dedup.THRESHOLDS
-    with _scratch_db(admin_url) as db:
+    with scratch_db(admin_url, "dedup") as db:
         build = build_vault(db, size, embedder, pairs, log)
         with db.connect() as conn:
             # the whole vault is in the candidates' scope: nearest_memories picks by count
@@ -291,13 +285,13 @@ def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict
                 agree += [n.memory_id for n in found[:1]] == [n.memory_id for n in mine[:1]]
     result = {
         "vault": build, "neighbour_method": method,
-        "vector_stage_ms": _pct(excluded),
-        "vector_stage_with_embedding_ms": _pct(included),
+        "vector_stage_ms": percentiles(excluded, mean=True),
+        "vector_stage_with_embedding_ms": percentiles(included, mean=True),
         "throughput_candidates_per_second": round(len(texts) / wall, 1),
         "outcomes": dict(kinds),
-        f"neighbours_{other}_ms": _pct(alt),
+        f"neighbours_{other}_ms": percentiles(alt, mean=True),
         f"top1_agreement_{other}_vs_{method}": round(agree / len(alt), 3),
-        "load_average_after": [round(x, 2) for x in os.getloadavg()],
+        "load_average_after": load_average(),
     }
     log(f"  neighbour read forced to {other}: {result[f'neighbours_{other}_ms']} "
         f"(top-1 agreement {result[f'top1_agreement_{other}_vs_{method}']})")
@@ -314,16 +308,12 @@ def run_latency(admin_url: str, size: int, log: Log, queries: int = 300) -> dict
 def run(out: Path, *, parts: Sequence[str] = ("labelled", "latency"),
         sizes: Sequence[int] = (10_000, 100_000), log: Log = print) -> dict:
     """Run the chosen parts, print tables, write JSON to `out`."""
-    from memory_platform.bench.ingest import _admin_url
-
     report: dict = {
         "benchmark": "dedup",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    # shared machine: other work running at the same time slows every figure
-                    "load_average_at_start": [round(x, 2) for x in os.getloadavg()]},
-        "embedding_model": "all-MiniLM-L6-v2 (sentence-transformers, CPU)",
+        # shared machine: other work running at the same time slows every figure
+        "machine": {**machine(), "load_average_at_start": load_average()},
+        "embedding_model": "all-MiniLM-L6-v2 (numpy forward pass, query/minilm.py, CPU)",
         "thresholds": dedup.THRESHOLDS.as_metadata(),
         "llm_used": False,
     }
@@ -333,7 +323,7 @@ def run(out: Path, *, parts: Sequence[str] = ("labelled", "latency"),
     if "latency" in parts:
         report["latency"] = []
         with tempfile.TemporaryDirectory(prefix="mp-bench-dedup-") as tmp:
-            admin_url = _admin_url(Path(tmp))
+            admin_url = server_url(Path(tmp))
             for size in sizes:
                 log(f"latency at {size:,} memories:")
                 report["latency"].append(run_latency(admin_url, size, log))

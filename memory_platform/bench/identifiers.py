@@ -29,8 +29,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from memory_platform.adapters.base import Event
-from memory_platform.bench.ingest import _admin_url
-from memory_platform.bench.search import _Precomputed, _scratch_db, load_locomo, locomo_events
+from memory_platform.bench.common import scratch_db, server_url
+from memory_platform.bench.locomo import PrecomputedEmbedder, load_locomo, locomo_events
 from memory_platform.ingest.rows import event_row
 from memory_platform.query import embeddings as emb
 from memory_platform.query import search as service
@@ -224,7 +224,7 @@ def run(out: Path, *, events: int = 100_000, log: Log = print) -> dict:
         "identifier_max_events": service.IDENTIFIER_MAX_EVENTS,
     }
     with tempfile.TemporaryDirectory(prefix="mp-bench-ident-") as tmp:
-        with _scratch_db(_admin_url(Path(tmp))) as db:
+        with scratch_db(server_url(Path(tmp)), "identifiers") as db:
             targets, report["build"] = build(db, events, log)
             rng = random.Random(5)
             queries = {}
@@ -234,7 +234,7 @@ def run(out: Path, *, events: int = 100_000, log: Log = print) -> dict:
                     queries[(ident, "in a sentence")] = rng.choice(SENTENCES).format(id=ident)
             base = emb.get_embedder("local")
             texts = sorted(set(queries.values()))
-            embedder = _Precomputed(base.name, base.dims,
+            embedder = PrecomputedEmbedder(base.name, base.dims,
                                     dict(zip(texts, base.embed(texts), strict=True)))
             report["results"] = evaluate(db, targets, queries, embedder, log)
     report["load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]

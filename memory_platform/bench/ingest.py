@@ -7,25 +7,19 @@ unchanged files (plus a re-import after `touch`, which must hash but not parse).
 
 import json
 import os
-import platform
 import shutil
 import tempfile
-import time
-import uuid
 from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
-import psycopg
-from psycopg.conninfo import make_conninfo
-
 from memory_platform import synthetic
 from memory_platform.adapters import get_adapter
 from memory_platform.adapters.base import Event
+from memory_platform.bench.common import external_database, machine, scratch_db, server_url, timed
 from memory_platform.ingest import importer as ingest
 from memory_platform.ingest.catalog import discover
 from memory_platform.ingest.report import ImportReport
-from memory_platform.store import Database
 
 # Subfolders generate_history writes, and the adapter that reads each.
 SOURCES = (
@@ -55,56 +49,38 @@ def _parse_only(targets: list[tuple[str, Path]]) -> int:
     return events
 
 
-def _timed(fn: Callable):
-    start = time.perf_counter()
-    value = fn()
-    return value, time.perf_counter() - start
-
-
-def _admin_url(workdir: Path) -> str:
-    url = os.environ.get("MEMORY_PLATFORM_DATABASE_URL")
-    if url:
-        return url
-    from memory_platform.store.db import start_embedded
-
-    return start_embedded(workdir / "pgdata")
-
-
 def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], None]) -> dict:
     root = workdir / f"history-{events}"
-    manifest, gen_s = _timed(lambda: synthetic.generate_history(root, events, seed=7))
+    manifest, gen_s = timed(lambda: synthetic.generate_history(root, events, seed=7))
     log(f"  generated {manifest['events']:,} events in {manifest['files']:,} files "
         f"({gen_s:.1f} s)")
     targets = _targets(root)
     input_bytes = sum(f.stat().st_size for _, f in targets)
-    parsed, parse_s = _timed(lambda: _parse_only(targets))
+    parsed, parse_s = timed(lambda: _parse_only(targets))
     log(f"  parse only: {parsed / parse_s:,.0f} events/s")
 
-    name = f"bench_{uuid.uuid4().hex[:8]}"
-    with psycopg.connect(admin_url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
     try:
-        db = Database(url=make_conninfo(admin_url, dbname=name))
-        with db.connect() as conn:  # migrate outside the timing
-            empty_bytes = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
-        first, import_s = _timed(lambda: ingest.import_path(db, None, root, files=targets))
-        log(f"  import: {first.events_new:,} new in {import_s:.1f} s = "
-            f"{first.events_new / import_s:,.0f} events/s ({len(first.errors)} errors)")
-        with db.connect() as conn:
-            conn.execute("VACUUM ANALYZE")
-            db_bytes = conn.execute("SELECT pg_database_size(current_database())").fetchone()[0]
-            events_bytes = conn.execute(
-                "SELECT pg_total_relation_size('events')").fetchone()[0]
-        again, reimport_s = _timed(lambda: ingest.import_path(db, None, root, files=targets))
-        for _, file in targets:
-            os.utime(file)
-        touched, touched_s = _timed(lambda: ingest.import_path(db, None, root, files=targets))
-        log(f"  re-import unchanged: {reimport_s:.2f} s ({import_s / reimport_s:,.0f}x faster); "
-            f"after touch (hash, no parse): {touched_s:.2f} s")
-        assert again.events_new == 0 and touched.events_new == 0
+        with scratch_db(admin_url, "ingest") as db:
+            size_sql = "SELECT pg_database_size(current_database())"
+            with db.connect() as conn:  # migrate outside the timing
+                empty_bytes = conn.execute(size_sql).fetchone()[0]
+            first, import_s = timed(lambda: ingest.import_path(db, None, root, files=targets))
+            log(f"  import: {first.events_new:,} new in {import_s:.1f} s = "
+                f"{first.events_new / import_s:,.0f} events/s ({len(first.errors)} errors)")
+            with db.connect() as conn:
+                conn.execute("VACUUM ANALYZE")
+                db_bytes = conn.execute(size_sql).fetchone()[0]
+                events_bytes = conn.execute(
+                    "SELECT pg_total_relation_size('events')").fetchone()[0]
+            again, reimport_s = timed(lambda: ingest.import_path(db, None, root, files=targets))
+            for _, file in targets:
+                os.utime(file)
+            touched, touched_s = timed(lambda: ingest.import_path(db, None, root, files=targets))
+            log(f"  re-import unchanged: {reimport_s:.2f} s "
+                f"({import_s / reimport_s:,.0f}x faster); "
+                f"after touch (hash, no parse): {touched_s:.2f} s")
+            assert again.events_new == 0 and touched.events_new == 0
     finally:
-        with psycopg.connect(admin_url, autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         shutil.rmtree(root, ignore_errors=True)
     stored = first.events_new
     return {
@@ -130,17 +106,15 @@ def run(sizes: list[int], out: Path, log: Callable[[str], None] = print) -> dict
     results = []
     with tempfile.TemporaryDirectory(prefix="mp-bench-") as tmp:
         workdir = Path(tmp)
-        admin_url = _admin_url(workdir)
+        admin_url = server_url(workdir)
         for size in sizes:
             log(f"{size:,} events:")
             results.append(run_size(size, workdir, admin_url, log))
     report = {
         "benchmark": "ingest",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform()},
-        "database": "external" if os.environ.get("MEMORY_PLATFORM_DATABASE_URL") else
-                    "embedded pgserver",
+        "machine": machine(),
+        "database": "external" if external_database() else "embedded pgserver",
         "results": results,
     }
     out.parent.mkdir(parents=True, exist_ok=True)

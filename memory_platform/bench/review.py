@@ -16,20 +16,19 @@ route, paging 10k memories with the largest page (1,000) until next_after_id is 
 
 import json
 import os
-import platform
 import socket
 import statistics
 import subprocess
 import tempfile
 import threading
 import time
-from collections.abc import Callable
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
 import httpx
 
+from memory_platform.bench.common import Log, machine, scratch_db, server_url
 from memory_platform.store import Database
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
@@ -41,7 +40,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 TARGET_P95_MS = 300
-Log = Callable[[str], None]
 
 
 def _uptime() -> str:
@@ -229,23 +227,18 @@ def run_listing(db: Database, size: int, log: Log, repeats: int = 5) -> dict:
 def run(out: Path, *, approvals: int = 200, list_size: int = 10_000, wait_runs: float = 1800,
         log: Log = print) -> dict:
     """Both parts on a scratch database and a scratch Dagster instance; print, write JSON."""
-    from memory_platform.bench.ingest import _admin_url
-    from memory_platform.bench.search import _scratch_db
-
     report: dict = {
         "benchmark": "review",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(),
-                    # shared, loaded machine: other work slows every figure
-                    "uptime_at_start": _uptime()},
+        # shared, loaded machine: other work slows every figure
+        "machine": {**machine(), "uptime_at_start": _uptime()},
     }
     saved = {k: os.environ.get(k) for k in ("MEMORY_PLATFORM_HOME", "DAGSTER_HOME",
                                             "MEMORY_PLATFORM_DATABASE_URL")}
     with tempfile.TemporaryDirectory(prefix="mp-bench-review-") as tmp:
-        admin_url = _admin_url(Path(tmp))
+        admin_url = server_url(Path(tmp))
         try:
-            with _scratch_db(admin_url) as db:
+            with scratch_db(admin_url, "review") as db:
                 # The dashboard's Dagster runs go to a scratch instance, and their asset
                 # reads this scratch database.
                 home = Path(tmp) / "home"

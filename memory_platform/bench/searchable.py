@@ -27,7 +27,8 @@ import psycopg
 from psycopg.conninfo import make_conninfo
 
 from memory_platform import synthetic
-from memory_platform.bench.ingest import _admin_url, _targets
+from memory_platform.bench.common import server_url
+from memory_platform.bench.ingest import _targets
 from memory_platform.ingest import importer
 from memory_platform.query import embeddings as emb
 from memory_platform.query import search as service
@@ -150,7 +151,7 @@ def run(sizes: Sequence[int], out: Path, log: Log = print,
         embedder_name: str | None = None) -> dict:
     results = []
     with tempfile.TemporaryDirectory(prefix="mp-bench-ready-") as tmp:
-        admin_url = _admin_url(Path(tmp))
+        admin_url = server_url(Path(tmp))
         for size in sizes:
             log(f"{size:,} events:")
             results.append(run_size(size, Path(tmp), admin_url, log, embedder_name))

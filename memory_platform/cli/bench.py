@@ -7,7 +7,7 @@ import typer
 
 from memory_platform.cli.common import run, say
 
-bench_app = typer.Typer(no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
+bench_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help="Benchmarks that print figures and write JSON.")
 
 
 def _ints(values: str) -> list[int]:
@@ -89,5 +89,114 @@ def bench_review(
         from memory_platform.bench import review
 
         review.run(out, approvals=approvals, list_size=list_size, log=say)
+
+    run(body)
+
+
+@bench_app.command("curator")
+def bench_curator(
+    size: Annotated[int, typer.Option(help="Memories in the namespace.")] = 10_000,
+    share: Annotated[float, typer.Option(help="Share of each prompt's handles cut.")] = 0.10,
+    budgets: Annotated[str, typer.Option(help="Prompt budgets (tokens) to split at.")] =
+        "8000,24000,100000",
+    restores: Annotated[int, typer.Option(help="Cuts restored one by one (latency).")] = 200,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/curator.json"),
+) -> None:
+    """The curator on a large namespace with a scripted model: listing and its token size
+    and split, propose and validation, executing cuts, restore latency, purge time."""
+
+    def body():
+        from memory_platform.bench import curator
+
+        curator.run(out, size=size, share=share, budgets=tuple(_ints(budgets)),
+                    restores=restores, log=say)
+
+    run(body)
+
+
+@bench_app.command("serve")
+def bench_serve(
+    code: Annotated[list[str], typer.Option(
+        help="label=path of a code tree whose `serve` to measure (repeatable), e.g. "
+             "before=/work/main after=.")] = ["after=."],
+    home: Annotated[Path, typer.Option(help="Scratch home (built once, then reused).")] =
+        Path("/tmp/memory-platform-serve-load"),
+    events: Annotated[int, typer.Option(help="Events in the synthetic history.")] = 2000,
+    clients: Annotated[int, typer.Option(help="Concurrent clients.")] = 8,
+    seconds: Annotated[float, typer.Option(help="Seconds of load per code tree.")] = 60,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/serve-load.json"),
+) -> None:
+    """`serve` under concurrent clients: /search and /vault/search requests/s, p50/p95 and
+    errors, for each code tree given (the same data)."""
+
+    def body():
+        from memory_platform.bench import serve_load
+
+        codes = {}
+        for item in code:
+            label, sep, path = item.partition("=")
+            if not sep or not label or not path:
+                raise ValueError(f"--code takes label=path, not {item!r}")
+            codes[label] = Path(path)
+        serve_load.run(out, codes=codes, home=home, events=events, clients=clients,
+                       seconds=seconds, log=say)
+
+    run(body)
+
+
+@bench_app.command("analytics")
+def bench_analytics(
+    sizes: Annotated[str, typer.Option(help="Comma-separated history sizes in events.")] =
+        "100000,1000000",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/analytics.json"),
+) -> None:
+    """The analytics side on synthetic histories: lake export (raw-event partitions and
+    snapshot tables), `dbt build` of the marts, and one weekly report."""
+
+    def body():
+        from memory_platform.bench import analytics
+
+        analytics.run(_ints(sizes), out, log=say)
+
+    run(body)
+
+
+@bench_app.command("hostile")
+def bench_hostile(
+    parts: Annotated[str, typer.Option(help="Any of deep,long,zip,overhead.")] =
+        "deep,long,zip,overhead",
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/hostile-files.json"),
+) -> None:
+    """Hostile export files: peak RSS and seconds per MB for deep nesting and long strings
+    (bounded, linear), and the guard's cost on ordinary exports."""
+
+    def body():
+        from memory_platform.bench import hostile
+
+        hostile.run(out, parts=_names(parts), log=say)
+
+    run(body)
+
+
+@bench_app.command("recall")
+def bench_recall(
+    parts: Annotated[str, typer.Option(help="Any of labelled,scale,hooks.")] =
+        "labelled,scale,hooks",
+    size: Annotated[int, typer.Option(help="Memories in the benchmark namespace.")] = 10_000,
+    calls: Annotated[int, typer.Option(help="Timed calls per hook and per pack.")] = 40,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/recall.json"),
+) -> None:
+    """Hook latency (resident process and not), pack / wiki / lint at scale, and the
+    labelled personal-data and credential set (hand patterns vs detect-secrets)."""
+
+    def body():
+        from memory_platform.bench import recall
+
+        recall.run(out, size=size, calls=calls, parts=tuple(_names(parts)), log=say)
 
     run(body)

@@ -1,6 +1,6 @@
 """cairn from the command line: import, status, up, search, embed, summarize."""
 
-import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -63,7 +63,8 @@ def import_command(
             print(to_json(result.to_dict()))
         else:
             for error in result.errors:
-                warn(str(error))
+                err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
+                          soft_wrap=True)
             out.print(
                 f"{result.files} file(s): {result.events_new:,} new events, "
                 f"{result.events_existing:,} already present"
@@ -83,7 +84,10 @@ def import_command(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """What is stored: events by source and month, the vault and its backlog, undreamed days.
+    """Totals, the vault's backlog and curator cuts, undreamed days, warnings.
+
+    What is stored: events by source and month, the vault, its backlog and the curator's
+    cuts (tombstones == archives per namespace), undreamed days.
 
     Also the database size and a warning for watched folders not imported for a week."""
 
@@ -121,13 +125,18 @@ def _print_status(data: dict) -> None:
             by_month.add_row(month, *[f"{grid[month].get(k, 0):,}" for k in kinds])
         out.print(by_month)
     if data["vault"]:
-        vault_table = Table(title="vault: memories and review backlog")
-        for col in ("namespace", "memories", "pending review", "oldest pending"):
+        vault_table = Table(title="vault: memories, review backlog, curator cuts")
+        for col in ("namespace", "memories", "pending review", "oldest pending",
+                    "cut (restorable)", "tombstones = archives"):
             vault_table.add_column(col, justify="left" if col == "namespace" else "right")
         for v in data["vault"]:
             age = "" if v["oldest_pending_days"] is None else f"{v['oldest_pending_days']} d"
+            pairing = (f"{v['curator_tombstones']} = {v['curator_archives']}"
+                       if v["curator_invariant_ok"] else
+                       f"BROKEN {v['curator_tombstones']} != {v['curator_archives']}")
             vault_table.add_row(v["namespace"], f"{v['memories']:,}",
-                                f"{v['pending_review']:,}", age)
+                                f"{v['pending_review']:,}", age,
+                                f"{v['curator_archives']:,}", pairing)
         out.print(vault_table)
     if data["undreamed"]:
         out.print(f"not dreamed yet: {data['undreamed']['first']} .. "
@@ -135,10 +144,13 @@ def _print_status(data: dict) -> None:
                   f"schedule)", highlight=False)
     out.print(
         f"{data['events']:,} events in {data['conversations']:,} conversations from "
-        f"{data['source_files']:,} files; database {data['database_bytes'] / 1e6:,.1f} MB "
-        f"({data['database']})",
+        f"{data['source_files']:,} files; database {data['database_bytes'] / 1e6:,.1f} MB, "
+        f"{data['database']}",
         highlight=False,
     )
+    for bad in data["files_with_errors"]:
+        warn(f"{bad['path']}: {bad['errors']} record(s) could not be imported "
+             f"(`memory-platform import {bad['kind']} {bad['path']}` lists them)")
     for warning in data["warnings"]:
         warn(warning)
 
@@ -153,27 +165,50 @@ def up(
     port: Annotated[int, typer.Option(help="Port for the Dagster UI.")] = 3000,
     host: Annotated[str, typer.Option(help="Address for the Dagster UI.")] = "127.0.0.1",
 ) -> None:
-    """Start the database, import the watched folders and serve the Dagster UI.
+    """Import the watched folders and serve the Dagster UI.
+
+    Start the database, import the watched folders and serve the Dagster UI.
 
     Imports everything in the watched folders (a demo history on a machine with none) and
     materializes it in Dagster before serving the UI."""
 
     def body():
+        # Started in the background (`up &`, nohup) the shell leaves SIGINT ignored: take the
+        # default back, so `kill -INT` stops an import as Ctrl-C does.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         from memory_platform import launch
+        from memory_platform.llm.providers import llm_not_configured
 
         settings = load_settings()
-        summary = launch.bring_up(settings, demo=demo,
-                                  log=lambda m: err.print(m, highlight=False))
+
+        def log(message: str) -> None:
+            err.print(message, highlight=False, markup=False)
+
+        summary = launch.bring_up(settings, demo=demo, log=log)
         err.print(
             f"[green]ready:[/] {summary['events']:,} events across "
             f"{summary['partitions']} day partitions",
             highlight=False,
         )
+        for example in _examples(summary):
+            err.print(f"  try: {example}", highlight=False, markup=False)
+        problem = llm_not_configured()
+        if problem:
+            warn(f"dreams are off until an LLM is configured (the nightly schedule and the "
+                 f"session-end sensor start stopped): {problem}")
         if serve:
-            err.print(f"Dagster UI: http://{host}:{port}  (Ctrl-C to stop)", highlight=False)
-            raise typer.Exit(launch.serve_ui(settings, host=host, port=port))
+            raise typer.Exit(launch.serve_ui(settings, host=host, port=port, log=log))
 
     run(body)
+
+
+def _examples(summary: dict) -> list[str]:
+    """Two or three commands worth trying on what was just imported."""
+    if not summary.get("events"):
+        return ["memory-platform import claude-code ~/.claude/projects"]
+    return ['memory-platform search "what did we decide about the database"',
+            "memory-platform status",
+            "memory-platform serve   # REST API and the review dashboard"]
 
 
 def search(
@@ -218,8 +253,11 @@ def search(
 def embed(
     since: Annotated[Optional[str], typer.Option(help="Only events from this date.")] = None,
     until: Annotated[Optional[str], typer.Option(help="Only events before this date.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Embed every event that has no vector yet for the configured model."""
+    """Embed every event that has no vector yet.
+
+    Embed every event that has no vector yet for the configured model."""
 
     def body():
         from memory_platform.query import embeddings
@@ -236,7 +274,14 @@ def embed(
             stats = embeddings.embed_missing(
                 database(), embedder, start=parse_day(since, "--since"),
                 end=parse_day(until, "--until"), progress=progress)
-        out.print(json.dumps(stats, default=str), highlight=False)
+        if as_json:
+            print(to_json(stats))
+            return
+        out.print(
+            f"embedded {stats['events']:,} events with {embedder.name}: "
+            f"{stats['chunks']:,} chunks ({stats['embedded']:,} computed, "
+            f"{stats['reused']:,} reused), {stats['blank']:,} blank skipped, "
+            f"in {stats['seconds']:,.1f} s", highlight=False)
 
     run(body)
 
@@ -248,7 +293,9 @@ def summarize(
     project: Annotated[Optional[str], typer.Option(help="Only this project.")] = None,
     as_json: Annotated[bool, typer.Option("--json")] = False,
 ) -> None:
-    """A cited summary of a time range, made now by the configured LLM."""
+    """A cited summary of a time range (needs an LLM).
+
+    A cited summary of a time range, made now by the configured LLM."""
 
     def body():
         from memory_platform.llm import CallRecorder, provider_from_env

@@ -32,7 +32,9 @@ def warn(message: str) -> None:
 
 
 def say(message: str) -> None:
-    out.print(message, highlight=False, soft_wrap=True)
+    """A line of plain text: brackets in it ("[exact]", a memory's "[tool.ruff]") are text,
+    not rich markup."""
+    out.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
 def run(fn):
@@ -79,8 +81,8 @@ def parse_day(value: str | None, option: str) -> datetime | None:
     try:
         parsed = datetime.fromisoformat(value)
     except ValueError:
-        raise typer.BadParameter(f"{value!r} is not a date like 2026-03-01",
-                                 param_hint=option) from None
+        # A ValueError, so `run` reports it as every other failure: one `error:` line.
+        raise ValueError(f"{option} {value!r} is not a date like 2026-03-01") from None
     if parsed.tzinfo is None:
         parsed = parsed.replace(tzinfo=timezone.utc)
     return parsed

@@ -15,7 +15,9 @@ def dream(
     until: Annotated[Optional[str], typer.Option(help="Last day of a range (inclusive).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the outcome as JSON.")] = False,
 ) -> None:
-    """Run the dream cycle: propose, dedup and stage memories for review.
+    """Propose, dedup and stage memories for review.
+
+    Run the dream cycle: propose, dedup and stage memories for review.
 
     Without dates it covers every undreamed day of the last MEMORY_PLATFORM_DREAM_LOOKBACK_DAYS
     (30), like the nightly schedule. Output goes to shadow namespaces only, pending review."""

@@ -5,13 +5,20 @@
     memory-platform up [--no-demo] [--no-serve] [--port 3000]
     memory-platform search QUERY [--k 10] [--source S] [--project P] [--since D] [--until D] [--json]
     memory-platform embed | summarize --since D --until D | mcp [--http] [--namespaces N] | serve
-    memory-platform token create --namespaces N,.. [--name NAME] | list | revoke ID
+    memory-platform token create --kind agent|person --namespaces N,.. [--name NAME] | list | revoke ID
     memory-platform vault add NAMESPACE TEXT [--category C] | list NAMESPACE [--json] | search QUERY
     memory-platform vault export NAMESPACE [--out DIR] [--json]
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
     memory-platform dream [--date D | --since D --until D] [--json]
+    memory-platform curate [--namespace N] [--dry-run] [--json]
+    memory-platform curator cuts|restore ID|runs|purges|purge   (the curator's books)
+    memory-platform orchard list|show|add|edit|milestone|week|proposals|accept|dismiss
     memory-platform hook session-end      (Claude Code's SessionEnd hook; JSON on stdin)
-    memory-platform bench ingest|search|dedup|review
+    memory-platform hook session-start | hook prompt   (SessionStart / UserPromptSubmit hooks)
+    memory-platform wiki build [NAMESPACE] | lint run|list|resolve | recall serve|stop|classify
+    memory-platform report [--week 2026-W48] [--json]
+    memory-platform sql "select ..." [--json]
+    memory-platform bench ingest|search|dedup|review|analytics|curator|recall
 
 Exit code 0 on success, 1 on failure or when any record could not be imported (the errors
 are listed; with --json they are in `errors`). Errors are one line; --debug shows tracebacks.
@@ -23,10 +30,23 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli import bench, cairn, dream, hooks, review, serve, tokens, vault
+from memory_platform.cli import (
+    analytics,
+    bench,
+    cairn,
+    curator,
+    dream,
+    hooks,
+    orchard,
+    recall,
+    review,
+    serve,
+    tokens,
+    vault,
+)
 from memory_platform.cli.common import STATE
 
-app = typer.Typer(
+app = typer.Typer(rich_markup_mode=None, 
     add_completion=False,
     no_args_is_help=True,
     help="memory-platform: every AI conversation you have had, in one searchable place.",
@@ -47,13 +67,21 @@ app.command("search")(cairn.search)
 app.command("embed")(cairn.embed)
 app.command("summarize")(cairn.summarize)
 app.command("dream")(dream.dream)
+app.command("curate")(curator.curate)
 app.command("review")(review.review_command)
+app.command("report")(analytics.report)
+app.command("sql")(analytics.sql)
 app.command("mcp")(serve.mcp_command)
 app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
+app.add_typer(orchard.orchard_app, name="orchard")
 app.add_typer(tokens.token_app, name="token")
 app.add_typer(hooks.hook_app, name="hook")
+app.add_typer(curator.curator_app, name="curator")
 app.add_typer(bench.bench_app, name="bench")
+app.add_typer(recall.wiki_app, name="wiki")
+app.add_typer(recall.lint_app, name="lint")
+app.add_typer(recall.recall_app, name="recall")
 
 
 def main() -> None:

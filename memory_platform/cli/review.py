@@ -198,7 +198,9 @@ def review_command(
     namespace: Annotated[Optional[str], typer.Option(
         help="Only this namespace (a primary one, or one shadow such as work__ideas).")] = None,
 ) -> None:
-    """Walk the memories waiting for review and approve, edit, skip or supersede each."""
+    """Approve, edit, skip or supersede staged memories.
+
+    Walk the memories waiting for review and approve, edit, skip or supersede each."""
     def body():
         from memory_platform.settings import load_settings
         from memory_platform.vault import queue

@@ -39,7 +39,9 @@ def serve(
     host: Annotated[str, typer.Option(help="Address to bind.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port.")] = 8000,
 ) -> None:
-    """Serve the REST API (OpenAPI at /docs) and the review dashboard (/review).
+    """Serve the REST API and the review dashboard.
+
+    Serve the REST API (OpenAPI at /docs) and the review dashboard (/review).
 
     Bound to anything but loopback, every request needs a token: MEMORY_PLATFORM_API_TOKEN
     (admin) or one from `memory-platform token create`."""

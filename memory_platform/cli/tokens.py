@@ -1,12 +1,14 @@
 """`memory-platform token ...`: API tokens scoped to vault namespaces.
 
-    memory-platform token create --namespaces work,personal [--name laptop] [--json]
+    memory-platform token create --kind agent|person --namespaces work,personal [--name laptop] [--json]
     memory-platform token list [--json]
     memory-platform token revoke ID
 
 `create` prints the secret once (only its sha256 is stored); clients send it as
 `Authorization: Bearer <secret>`. A token for `work` reaches `work`, `work__dream` and
-`work__ideas` over REST, and gets 403 on any other namespace.
+`work__ideas` over REST, and gets 403 on any other namespace. Its kind is asked every time:
+an `agent` token's writes are staged in `<ns>__ideas` for review (like MCP `vault_add`) and
+it decides no review; a `person` token writes where it says and may review.
 """
 
 from typing import Annotated, Optional
@@ -15,7 +17,7 @@ import typer
 
 from memory_platform.cli.common import database, err, out, run, to_json
 
-token_app = typer.Typer(
+token_app = typer.Typer(rich_markup_mode=None, 
     no_args_is_help=True,
     help="API tokens scoped to vault namespaces (stored hashed).",
 )
@@ -27,6 +29,9 @@ def _when(value) -> str:
 
 @token_app.command("create")
 def token_create(
+    kind: Annotated[str, typer.Option(
+        help="agent: an AI agent or automation (its writes wait in <ns>__ideas for review); "
+             "person: your own client or script (writes go where it says, may review).")],
     namespaces: Annotated[str, typer.Option(
         help="Comma-separated primary namespaces, e.g. work,personal (their __dream and "
              "__ideas shadows come with them).")],
@@ -39,11 +44,11 @@ def token_create(
     def body():
         from memory_platform.vault import tokens
 
-        row, secret = tokens.create(database(), namespaces, name=name)
+        row, secret = tokens.create(database(), namespaces, name=name, kind=kind)
         if as_json:
             print(to_json({**row, "token": secret}))
             return
-        out.print(f"created token #{row['id']} {row['name']} for "
+        out.print(f"created {row['kind']} token #{row['id']} {row['name']} for "
                   f"{', '.join(row['namespaces'])}", highlight=False, markup=False)
         print(secret)
         err.print("This is the only time the token is shown: store it now. Clients send "
@@ -66,11 +71,13 @@ def token_list(
             return
         for row in rows:
             state = f"revoked {_when(row['revoked_at'])}" if row["revoked_at"] else "live"
-            out.print(f"#{row['id']} {row['name']}  namespaces: {', '.join(row['namespaces'])}"
+            out.print(f"#{row['id']} {row['name']} ({row['kind']})  namespaces: "
+                      f"{', '.join(row['namespaces'])}"
                       f"  created {_when(row['created_at'])}  last used "
                       f"{_when(row['last_used_at'])}  {state}", highlight=False, markup=False)
         live = sum(1 for r in rows if not r["revoked_at"])
-        out.print(f"total: {len(rows)} tokens ({live} live)", highlight=False)
+        noun = "token" if len(rows) == 1 else "tokens"
+        out.print(f"total: {len(rows)} {noun} ({live} live)", highlight=False)
 
     run(body)
 

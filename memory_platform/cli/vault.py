@@ -1,6 +1,6 @@
 """`memory-platform vault ...`: durable memories from the command line.
 
-    memory-platform vault add NAMESPACE TEXT [--category C] [--json]
+    memory-platform vault add NAMESPACE TEXT [--category C] [--topic T] [--json]
     memory-platform vault list NAMESPACE [--status active|archived|all] [--json]
     memory-platform vault search QUERY [--namespace N] [--k 10] [--history] [--json]
     memory-platform vault archive ID / vault restore ID
@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from memory_platform.cli.common import actor, database, err, one_line, out, run, to_json
 
-vault_app = typer.Typer(
+vault_app = typer.Typer(rich_markup_mode=None, 
     no_args_is_help=True,
     help="Durable memories, one namespace per project or persona.",
 )
@@ -30,22 +30,28 @@ vault_app = typer.Typer(
 def vault_add(
     namespace: Annotated[str, typer.Argument(help="e.g. personal, or a project's slug.")],
     text: Annotated[str, typer.Argument(help="The memory, one self-contained statement.")],
-    category: Annotated[str, typer.Option(
-        help="user, feedback, project or reference.")] = "user",
+    category: Annotated[str | None, typer.Option(
+        help="user, feedback, project, reference, decision or episode (default: chosen by "
+             "rules from the text).")] = None,
+    topic: Annotated[str | None, typer.Option(
+        help="A short slug, e.g. database (default: chosen by rules).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the stored memory.")] = False,
 ) -> None:
-    """Add a memory to a namespace (created on first write); the same text is added once."""
+    """Add a memory (the same text is added once).
+
+    Add a memory to a namespace (created on first write); the same text is added once."""
     def body():
         from memory_platform.vault import service
         from memory_platform.vault.tokens import Scope
 
         row = service.add(database(), Scope.everything(), namespace, text, category,
-                          actor=actor())
+                          actor=actor(), topic=topic)
         if as_json:
             print(to_json(row))
             return
         verb = "added" if row["created"] else "already there:"
-        out.print(f"{verb} #{row['id']} in {row['namespace']} [{row['category']}]",
+        out.print(f"{verb} #{row['id']} in {row['namespace']} [{row['category']}/"
+                  f"{row['topic']}]",
                   highlight=False, markup=False)
 
     run(body)
@@ -94,7 +100,9 @@ def vault_search(
     as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] =
         False,
 ) -> None:
-    """Search memories by meaning and by exact words (current facts; --history adds the
+    """Search memories by meaning and by exact words.
+
+    Search memories by meaning and by exact words (current facts; --history adds the
     superseded ones, marked)."""
     def body():
         from memory_platform.vault import service
@@ -150,7 +158,9 @@ def vault_archive(
     memory_id: Annotated[int, typer.Argument(help="The memory's id (see `vault list`).")],
     as_json: Annotated[bool, typer.Option("--json", help="Print the memory.")] = False,
 ) -> None:
-    """Archive a memory: it leaves search and context, and stays restorable (audited;
+    """Archive a memory (restorable, never deleted).
+
+    Archive a memory: it leaves search and context, and stays restorable (audited;
     nothing is ever deleted)."""
     _set_status(memory_id, restore=False, as_json=as_json)
 
@@ -171,7 +181,9 @@ def vault_export(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder to write into.")] = Path("."),
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Write every memory of a namespace to <namespace>.json and <namespace>.md (current
+    """Write a namespace to NAMESPACE.json and NAMESPACE.md.
+
+    Write every memory of a namespace to <namespace>.json and <namespace>.md (current
     facts, and superseded ones marked as such)."""
     def body():
         from memory_platform.vault.export import export_namespace

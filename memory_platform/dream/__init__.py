@@ -2,8 +2,9 @@
 
 Owns: what to dream (plan.py) and what triggers a dream (triggers.py: ended sessions, the
 throttle), proposing candidates with the model (propose.py: masking, citations, dates,
-routing), the dedup gate (dedup.py: significant tokens, vector stage, LLM judge), staging
-into `<ns>__dream` (staging.py) and the digest (digest.py).
+routing), the dedup step (dedup.py: each candidate through the vault's dedup gate,
+vault/gate.py, its verdict recorded), staging into `<ns>__dream` (staging.py) and the
+digest (digest.py).
 
 It writes to shadow namespaces only: the rule that nothing autonomous writes to a primary
 namespace is held by the vault (vault/service.py, a CHECK in PostgreSQL) and by the

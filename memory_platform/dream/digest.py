@@ -1,19 +1,25 @@
 """The dream digest: a short markdown report of what a dream run learned, what it rejected as
 already known, the contradictions it flagged, and how big and how old the review backlog is
-(a gate nobody looks at fails silently: the backlog age is the alarm)."""
+(a gate nobody looks at fails silently: the backlog age is the alarm). It also lists the
+curator's last week: its cuts per namespace with reasons and the restore command, and,
+loudly, any run that was refused (breaker, changed namespace, invalid verdict)."""
 
 import json
 import urllib.error
 import urllib.request
 from collections.abc import Sequence
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
 from memory_platform.store import Database
+from memory_platform.store import curator as curator_store
+from memory_platform.store import curator_archive as curator_archive_store
 from memory_platform.store import dream as store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.store import recall as recall_store
 
 MAX_LISTED = 20  # per section; the counts are always complete
+CURATOR_DAYS = 7
 
 
 class NotifyError(RuntimeError):
@@ -29,6 +35,11 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         verdicts = store.rejected_in_days(conn, days)
         counts = store.candidate_counts_in(conn, days)
         backlog = namespace_store.backlog(conn)
+        since = now - timedelta(days=CURATOR_DAYS)
+        cuts = curator_archive_store.list_archives(conn, since=since)
+        refused = [r for r in curator_store.list_runs(conn, since=since, refused_only=True)
+                   if not r["dry_run"]]
+        findings = recall_store.open_counts(conn)
     rejected = [v for v in verdicts if v["verdict"] in ("duplicate", "same_fact")]
     contradictions = [v for v in verdicts if v["verdict"] == "contradiction"]
     pending = sum(b["pending"] for b in backlog)
@@ -62,6 +73,11 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
               f"{pending} pending" + (f"; the oldest waits for {oldest_days} days" if oldest
                                       else "") + "."]
     lines += [f"- {b['namespace']}: {b['pending']}" for b in backlog if b["pending"]]
+    lines += _curator_section(cuts, refused)
+    open_findings = sum(n for kinds in findings.values() for n in kinds.values())
+    lines += ["", f"## Lint findings waiting for review: {open_findings}"]
+    lines += [f"- {ns}: " + ", ".join(f"{n} {kind}" for kind, n in sorted(kinds.items()))
+              for ns, kinds in sorted(findings.items())]
     figures = {
         "staged": len(staged),
         "rejected_as_known": len(rejected),
@@ -69,8 +85,32 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         "candidates_by_status": counts,
         "backlog_pending": pending,
         "backlog_oldest_days": oldest_days,
+        "lint_findings_open": open_findings,
+        "curator_cuts_last_week": len(cuts),
+        "curator_refused_last_week": len(refused),
     }
     return "\n".join(lines) + "\n", figures
+
+
+def _curator_section(cuts: list[dict], refused: list[dict]) -> list[str]:
+    lines = ["", f"## Curator, last {CURATOR_DAYS} days: {len(cuts)} restorable cuts"]
+    if refused:
+        lines.append(f"**{len(refused)} curator run(s) REFUSED: nothing was cut in them.**")
+        lines += [f"- REFUSED {r['namespace']} week {r['week']} ({r['refusal']}): "
+                  f"{r['refusal_detail']}" for r in refused[:MAX_LISTED]]
+        lines += _more(len(refused))
+    by_namespace: dict[str, list[dict]] = {}
+    for cut in cuts:
+        by_namespace.setdefault(cut["namespace"], []).append(cut)
+    for namespace in sorted(by_namespace):
+        items = by_namespace[namespace]
+        lines.append(f"- {namespace}: {len(items)} cut")
+        lines += [f"  - #{c['memory_id']} ({c['reason']}) {' '.join(str(c['text']).split())}"
+                  f"  \n    restore until {c['restore_until']:%Y-%m-%d}: "
+                  f"`memory-platform curator restore {c['memory_id']}`"
+                  for c in items[:MAX_LISTED]]
+        lines += ["  " + m for m in _more(len(items))]
+    return lines
 
 
 def _sim(value) -> str:

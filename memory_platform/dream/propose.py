@@ -20,15 +20,16 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
-from memory_platform.privacy.masking import MASK, mask_secrets
+from memory_platform.privacy.masking import MASK, mask_secrets, masked
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
 from memory_platform.store import dream as store
 from memory_platform.store.dream import CandidateRow, DreamEvent
 from memory_platform.vault.context import CONTEXT_MARKER
 from memory_platform.vault.routing import Routing
+from memory_platform.vault.topics import slugify
 
-PROMPT_VERSION = "dream-2026-11-29"
+PROMPT_VERSION = "dream-2026-12-14"
 DEFAULT_MIN_SCORE = 6
 CHUNK_CHARS = 12_000  # conversation text per call: ~3k tokens plus the rubric
 TURN_CHARS = 2_000  # one turn's share; longer turns are cut and marked
@@ -58,7 +59,10 @@ Rules:
   of the turn it comes from.
 - Categories: user (about the person: preferences, background, habits), feedback (how the
   person wants the assistant to work), project (facts about a project or codebase),
-  reference (where to find things: URLs, paths, docs, people to ask).
+  reference (where to find things: URLs, paths, docs, people to ask), decision (what was
+  chosen and why), episode (something that happened on a day). When unsure, episode.
+- topic: a short lowercase slug naming what the memory is about (e.g. database, testing,
+  deployment, acme-api), the same slug for memories about the same thing.
 - source_event_ids: the [ids] of the turns that support the memory; only ids shown.
 - Never copy a credential, token or password into a memory; text shown as
   "[secret masked]" stays out.
@@ -69,7 +73,8 @@ Rules:
 class ProposedMemory(BaseModel):
     text: str = Field(min_length=1, description="The memory, one self-contained fact.")
     score: int = Field(ge=1, le=10, description="Durability, 1-10, per the rubric.")
-    category: Literal["user", "feedback", "project", "reference"]
+    category: Literal["user", "feedback", "project", "reference", "decision", "episode"]
+    topic: str | None = Field(None, description="A short lowercase slug: what it is about.")
     why: str = Field(min_length=1, description="One line: why a future session needs this.")
     source_event_ids: list[int] = Field(min_length=1)
 
@@ -223,15 +228,18 @@ def chunk_turns(turns: list[PreparedTurn], chunk_chars: int) -> list[list[Prepar
 
 
 def build_prompt(chunk: list[PreparedTurn], info: dict, part: int, parts: int) -> str:
-    header = [f"Conversation from {info.get('source') or 'unknown source'}"]
+    """The model's prompt for one chunk. Every string in it is masked (rule 10): the turns
+    were masked by prepare_turns, the header's metadata (source, title, project path) is
+    masked here, and the whole prompt once more, so a field added later cannot leak."""
+    header = [f"Conversation from {masked(info.get('source') or 'unknown source')}"]
     if info.get("title"):
-        header.append(f"titled {info['title']!r}")
+        header.append(f"titled {masked(info['title'])!r}")
     if info.get("project"):
-        header.append(f"in project {info['project']}")
+        header.append(f"in project {masked(info['project'])}")
     where = f" (part {part} of {parts})" if parts > 1 else ""
     body = "\n".join(t.line for t in chunk)
-    return (f"{' '.join(header)}{where}. Each turn: [id] timestamp — role: text.\n\n"
-            f"{body}\n\nPropose the memories worth keeping, per the rubric.")
+    return masked(f"{' '.join(header)}{where}. Each turn: [id] timestamp — role: text.\n\n"
+                  f"{body}\n\nPropose the memories worth keeping, per the rubric.")
 
 
 # --- the day ------------------------------------------------------------------------------
@@ -290,6 +298,15 @@ def dream_day(
     return report
 
 
+def _topic_slug(topic: str | None) -> str | None:
+    """The model's topic as a slug; None (the rules choose at staging) when it gave none
+    or nothing usable."""
+    try:
+        return slugify(topic) if topic and topic.strip() else None
+    except ValueError:
+        return None
+
+
 def _candidates(answer: DreamAnswer, chunk: list[PreparedTurn], namespace: str,
                 settings: DreamSettings, report: DreamReport) -> list[CandidateRow]:
     shown = {t.event.id: t.event for t in chunk}
@@ -313,5 +330,6 @@ def _candidates(answer: DreamAnswer, chunk: list[PreparedTurn], namespace: str,
             report.proposed += 1
         rows.append(CandidateRow(text=text, score=memory.score, category=memory.category,
                                  namespace=namespace, why=mask_secrets(memory.why)[0],
-                                 source_event_ids=cited, status=status))
+                                 source_event_ids=cited, status=status,
+                                 topic=_topic_slug(memory.topic)))
     return rows

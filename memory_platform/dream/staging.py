@@ -13,7 +13,7 @@ from memory_platform.store import Database, memory_embeddings
 from memory_platform.store import dream as store
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
-from memory_platform.vault.memories import vault_embedder
+from memory_platform.vault.memories import label, vault_embedder
 
 
 def stage_day(db: Database, day: date, *, run_id: str, embedder: Embedder | None = None) -> dict:
@@ -29,11 +29,14 @@ def stage_day(db: Database, day: date, *, run_id: str, embedder: Embedder | None
         for row, vector in zip(rows, vectors, strict=True):
             namespace = namespace_store.shadow_of(row["namespace"], "dream")
             with conn.transaction():
+                # The model's category and topic; the rules choose a topic it did not give.
+                labelled = label(conn, namespace, row["text"], row["category"], row["topic"])
                 memory_id, created = memory_store.add_memory(
                     conn,
                     namespace=namespace,
                     text=row["text"],
-                    category=row["category"],
+                    category=labelled.category,
+                    topic=labelled.topic,
                     source="dream",
                     actor=f"dream:{run_id}",
                     review="pending",

@@ -80,6 +80,9 @@ class ScanResult:
     max_at: datetime | None
     events: int
     errors: int
+    # When the catalog last read this file in its current state (None: never scanned);
+    # a run started after it has seen the file as it is.
+    scanned_at: datetime | None = None
 
 
 def scan_files(
@@ -97,7 +100,7 @@ def scan_files(
                     and known.min_event_at is not None):
                 results.append(ScanResult(kind, path, known.id, False, known.min_event_at,
                                           known.max_event_at, known.event_count,
-                                          known.error_count))
+                                          known.error_count, known.last_scan_at))
                 continue
             sha, _, hashed = hash_file(file)
             file_id = catalog_store.register_source_file(conn, kind, path, hashed,
@@ -177,3 +180,9 @@ def last_import_under(db: Database, folder: Path) -> datetime | None:
     """When a file under `folder` was last imported (None: never)."""
     with db.connect() as conn:
         return catalog_store.last_import_under(conn, str(folder))
+
+
+def files_with_errors(db: Database) -> list[dict]:
+    """Files whose last parse had errors: {kind, path, errors, last_import_at}."""
+    with db.connect() as conn:
+        return catalog_store.files_with_errors(conn)

@@ -14,20 +14,23 @@ Plain functions; the CLI and the Dagster assets are thin layers over `import_pat
 
 import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
 from memory_platform.adapters import get_adapter
-from memory_platform.adapters.base import Checkpoint, Conversation, Event, ParseIssue
+from memory_platform.adapters.base import Checkpoint, Conversation, Event, Item, ParseIssue
 from memory_platform.ingest.catalog import discover, hash_file, hash_prefix
 from memory_platform.ingest.report import ImportReport, Progress, RecordError
-from memory_platform.ingest.rows import BatchWriter, event_row, pg_text
+from memory_platform.ingest.rows import build_row, conversation_row
+from memory_platform.ingest.writer import BatchWriter
 from memory_platform.store import Database
 from memory_platform.store import catalog as catalog_store
 
 log = logging.getLogger(__name__)
 
+UNCHANGED_NOTE = " (the file is unchanged since this was reported)"
 CATALOG_CHUNK = 64  # files hashed and registered in the catalog with one statement
 
 
@@ -126,9 +129,7 @@ def _plan(
     full = window is None
     if (full and known and known.imported_sha256 and known.size_bytes == stat.st_size
             and known.mtime_ns == stat.st_mtime_ns):
-        report.files_unchanged += 1
-        with report.lock:
-            report.count(kind, 0, known.event_count)
+        _skip_unchanged(conn, known, path, report)
         return None
     resume_from = known.parsed_bytes if (full and known and known.parsed_bytes) else 0
     try:
@@ -138,9 +139,7 @@ def _plan(
         return None
     if full and known and known.imported_sha256 == sha:
         catalog_store.touch_source_file(conn, known.id, stat.st_size, stat.st_mtime_ns)
-        report.files_unchanged += 1
-        with report.lock:
-            report.count(kind, 0, known.event_count)
+        _skip_unchanged(conn, known, path, report)
         return None
     resume = bool(
         full and known and resume_from and hashed >= resume_from
@@ -155,52 +154,81 @@ def _plan(
     )
 
 
+def _skip_unchanged(conn, known: catalog_store.SourceFile, path: str,
+                    report: ImportReport) -> None:
+    """An unchanged file is not parsed again; but a file whose last import had errors keeps
+    reporting them (exit code 1) until it changes: a failure is never remembered as done."""
+    report.files_unchanged += 1
+    with report.lock:
+        report.count(known.kind, 0, known.event_count)
+    if not known.error_count:
+        return
+    stored = catalog_store.last_errors_of(conn, path)
+    for file, line, record_id, message in stored:
+        if not message.endswith(UNCHANGED_NOTE):
+            message += UNCHANGED_NOTE
+        report.errors.append(RecordError(file, line, record_id, message))
+    if not stored:  # counted by a catalog scan, which keeps no messages
+        report.errors.append(RecordError(
+            path, None, None, f"{known.error_count} record(s) could not be read the last "
+            f"time this file was parsed{UNCHANGED_NOTE}"))
+
+
 def _parse_file(
     writer: BatchWriter, plan: _Plan, file_id: int, window, report: ImportReport
 ) -> None:
     kind, file, path = plan.kind, plan.file, plan.path
     adapter = get_adapter(kind)
+    writer.name_file(file_id, path)
     full = window is None
     checkpoint: Checkpoint | None = None
     min_at = max_at = None
     parsed = 0
     file_errors = 0
-    try:
-        for item in adapter.parse(file, start_offset=plan.start_offset,
-                                  start_line=plan.start_line):
-            if isinstance(item, Event):
-                try:
-                    row = event_row(kind, item, file_id)
-                except ValueError as exc:
-                    file_errors += 1
-                    report.errors.append(RecordError(path, item.line, item.native_id, str(exc)))
-                    continue
-                parsed += 1
-                at = item.occurred_at
-                min_at = at if min_at is None or at < min_at else min_at
-                max_at = at if max_at is None or at > max_at else max_at
-                if window is not None and not (window[0] <= at < window[1]):
-                    report.events_outside_window += 1
-                    continue
-                writer.add_row(row)
-            elif isinstance(item, Conversation):
-                writer.add_conversation((
-                    kind, pg_text(item.native_id), pg_text(item.title),
-                    pg_text(item.project), item.started_at, item.attrs,
-                ))
-            elif isinstance(item, ParseIssue):
+    items = _items(adapter.parse(file, start_offset=plan.start_offset,
+                                 start_line=plan.start_line))
+    for item in items:
+        if isinstance(item, Event):
+            try:
+                row = build_row(kind, item, file_id)
+            except Exception as exc:  # noqa: BLE001 - reported; one record must not stop the rest
                 file_errors += 1
-                report.errors.append(
-                    RecordError(item.file, item.line, item.record_id, item.message)
-                )
-            elif isinstance(item, Checkpoint):
-                checkpoint = item
-    except (OSError, ValueError, UnicodeError) as exc:
-        # The rest of this file cannot be read. What was handed to the writer stays (it is
-        # valid and idempotent); the file keeps its old import state, so the next run
-        # retries it, and the other files go on.
-        report.errors.append(RecordError(path, None, None, f"import stopped: {exc}"))
-        return
+                report.errors.append(RecordError(path, item.line, _id(item.native_id),
+                                                 _unstorable(exc)))
+                continue
+            for note in row.notes:
+                file_errors += 1
+                report.errors.append(RecordError(path, item.line, _id(item.native_id), note))
+            parsed += 1
+            at = item.occurred_at
+            min_at = at if min_at is None or at < min_at else min_at
+            max_at = at if max_at is None or at > max_at else max_at
+            if window is not None and not (window[0] <= at < window[1]):
+                report.events_outside_window += 1
+                continue
+            writer.add_row(row.values)
+        elif isinstance(item, Conversation):
+            try:
+                conversation = conversation_row(kind, item)
+            except Exception as exc:  # noqa: BLE001 - reported; its events still import
+                file_errors += 1
+                report.errors.append(RecordError(path, None, _id(item.native_id),
+                                                 f"conversation {_unstorable(exc)}"))
+                continue
+            writer.add_conversation(conversation, path)
+        elif isinstance(item, ParseIssue):
+            file_errors += 1
+            report.errors.append(
+                RecordError(item.file, item.line, item.record_id, item.message)
+            )
+        elif isinstance(item, Checkpoint):
+            checkpoint = item
+        elif isinstance(item, _Stopped):
+            # The rest of this file cannot be read. What was handed to the writer stays (it
+            # is valid and idempotent); the file keeps its old import state, so the next run
+            # retries it, and the other files go on.
+            report.errors.append(RecordError(path, None, None, f"import stopped: {item.why}"))
+            return
     if not full:
         return
     hashed, sha = plan.hashed, plan.sha
@@ -215,3 +243,30 @@ def _parse_file(
         min_at=min_at, max_at=max_at, added_events=parsed, full_parse=not plan.resume,
         error_count=file_errors,
     ))
+
+
+@dataclass
+class _Stopped:
+    why: str
+
+
+def _items(parsed: Iterator[Item]) -> Iterator[Item | _Stopped]:
+    """The adapter's items, ending with _Stopped when it raises: whatever breaks in one file
+    (an unreadable byte, a bug met by hostile input) is that file's error, not the run's."""
+    try:
+        yield from parsed
+    except (OSError, ValueError, UnicodeError) as exc:
+        yield _Stopped(str(exc))
+    except Exception as exc:  # noqa: BLE001 - reported as the file's error, never swallowed
+        log.exception("adapter failed on a file")
+        yield _Stopped(f"{type(exc).__name__}: {exc}")
+
+
+def _unstorable(error: Exception) -> str:
+    if isinstance(error, ValueError):
+        return f"not stored: {error}"
+    return f"not stored ({type(error).__name__}: {error})"
+
+
+def _id(value) -> str | None:
+    return value if isinstance(value, str) else None if value is None else str(value)

@@ -22,29 +22,22 @@ _SCHEMA = pa.schema([
     ("ingested_at", pa.timestamp("us", tz="UTC")), ("raw", pa.string()),
 ])
 
-_JSON_COLUMNS = {"attrs", "raw"}
-
-
 def partition_path(lake: Path, day: str) -> Path:
     return lake / "raw_events" / f"date={day}" / "events.parquet"
 
 
 def write_partition(db: Database, lake: Path, day: str, start: datetime, end: datetime) -> dict:
-    """Write one day's events to Parquet atomically (temp file, then rename)."""
-    import orjson
-
+    """Write one day's events to Parquet atomically (temp file, then rename). The JSON
+    columns (raw, attrs) arrive as PostgreSQL's JSON text and are written as they come."""
     target = partition_path(lake, day)
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_suffix(".parquet.tmp")
     rows_written = 0
     with db.connect() as conn, pq.ParquetWriter(tmp, _SCHEMA, compression="zstd") as writer:
-        for page in event_reads.events_in_window(conn, start, end, LAKE_COLUMNS):
+        for page in event_reads.events_in_window(conn, start, end, LAKE_COLUMNS,
+                                                 json_as_text=True):
             columns = list(zip(*page, strict=True))
-            arrays = {}
-            for name, values in zip(LAKE_COLUMNS, columns, strict=True):
-                if name in _JSON_COLUMNS:
-                    values = [orjson.dumps(v).decode() for v in values]
-                arrays[name] = values
+            arrays = dict(zip(LAKE_COLUMNS, columns, strict=True))
             writer.write_table(pa.table(arrays, schema=_SCHEMA))
             rows_written += len(page)
     tmp.replace(target)

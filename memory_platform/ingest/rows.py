@@ -1,21 +1,39 @@
-"""Rows for the events table, and the writer that commits them in big transactions on its
-own thread while the parser reads on. A file's import state is committed with its last
-rows, so a crash never marks a half-written file as imported."""
+"""Rows for the events table: an adapter's Event as the values PostgreSQL can hold.
+
+PostgreSQL's limits, and what happens at each (ARCHITECTURE.md, "Records PostgreSQL cannot
+hold"): text holds neither NUL nor lone surrogates (replaced visibly); jsonb refuses \\u0000
+(replaced), NaN and Infinity (null, as orjson writes them), nesting deeper than orjson
+serialises (the record is refused: `RecordTooDeep`), and more than 256 MB (the raw record is
+stored with its longest strings cut, `attrs.raw_cut` says how; the text over `TEXT_LIMIT` is
+cut the same way, `attrs.text_cut`). A cut is returned as a note for the import report; the
+full record stays in its source file, at the line or index the event records.
+"""
 
 import hashlib
 import json
-import queue
-import threading
+import math
+from dataclasses import dataclass, field
 
 import orjson
 
-from memory_platform.adapters.base import ROLES, Event
-from memory_platform.ingest.report import ImportReport, Progress
-from memory_platform.store import Database
-from memory_platform.store import catalog as catalog_store
-from memory_platform.store import events as event_store
+from memory_platform.adapters.base import ROLES, Conversation, Event
 
-BATCH_EVENTS = 5000  # rows per transaction: big enough for COPY to pay off, small enough to redo
+# Bytes of JSON text for `raw`. jsonb holds at most 256 MB; its binary form can outgrow the
+# text (numbers, small containers), so leave a margin. A batch PostgreSQL still refuses is
+# split to the refused row (ingest.writer).
+RAW_LIMIT = 192 << 20
+# Bytes of UTF-8 for `text`: PostgreSQL takes up to 1 GB, but one row must stay under 1 GB
+# with its raw copy, and every byte is held several times on the way.
+TEXT_LIMIT = 256 << 20
+# Nesting orjson serialises; deeper records are refused rather than sent down a slow path.
+MAX_DEPTH = 254
+# Bytes of an id: ids are unique keys, and a b-tree entry holds at most ~2,700 bytes. A longer
+# id is kept as its start and a hash of the whole (`key_text`), the same wherever it appears.
+KEY_LIMIT = 512
+
+
+class RecordTooDeep(ValueError):
+    """A record nested deeper than MAX_DEPTH levels: not storable as jsonb here."""
 
 
 def pg_text(value: str | None) -> str | None:
@@ -31,13 +49,31 @@ def pg_text(value: str | None) -> str | None:
     return value
 
 
+def key_text(value: str | None) -> str | None:
+    """An id as stored: itself, or when over KEY_LIMIT bytes its start and a hash of it all
+    (deterministic, so parents and re-imports still find it)."""
+    value = pg_text(value)
+    if value is None or len(value) <= KEY_LIMIT // 4 or len(value.encode("utf-8")) <= KEY_LIMIT:
+        return value
+    digest = hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+    return f"{value[:100]}…#sha256:{digest}"
+
+
 def json_text(value) -> str:
+    """`value` as JSON text jsonb accepts. Raises RecordTooDeep past MAX_DEPTH levels and
+    ValueError for what JSON cannot say (an integer of more than 4,300 digits)."""
     try:
         data = orjson.dumps(value)
-    except (TypeError, orjson.JSONEncodeError):
-        # Lone surrogates or huge ints: fall back to the slow path and replace what
-        # cannot be stored rather than lose the record.
-        data = json.dumps(value, ensure_ascii=False, default=str).encode("utf-8", "replace")
+    except orjson.JSONEncodeError as error:
+        if "Recursion limit" in str(error):
+            raise RecordTooDeep(f"nested deeper than {MAX_DEPTH} levels") from None
+        # Lone surrogates or integers past 64 bits: the slow path, replacing what cannot be
+        # stored rather than losing the record.
+        try:
+            data = json.dumps(_finite(value), ensure_ascii=False, default=str).encode(
+                "utf-8", "replace")
+        except RecursionError:
+            raise RecordTooDeep(f"nested deeper than {MAX_DEPTH} levels") from None
     if b"\\u0000" in data:
         # jsonb rejects \u0000; keep an escaped backslash followed by "u0000" intact.
         text = data.decode("utf-8")
@@ -55,9 +91,33 @@ def json_text(value) -> str:
     return data.decode("utf-8")
 
 
-def event_row(source: str, event: Event, source_file_id: int | None = None) -> tuple:
+def _finite(value):
+    """`value` with NaN and infinities as None (json.dumps would write NaN, which jsonb
+    refuses; orjson writes null). Only reached on the slow path, so a copy is affordable."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
+
+
+@dataclass
+class Row:
+    values: tuple
+    notes: list[str] = field(default_factory=list)  # what was cut to fit, for the report
+
+
+def build_row(source: str, event: Event, source_file_id: int | None = None) -> Row:
+    """The events row for `event`, cut to what PostgreSQL holds (see the module docstring).
+    Raises ValueError (RecordTooDeep among them) for an event that cannot be stored."""
     if event.occurred_at is None or event.occurred_at.tzinfo is None:
         raise ValueError(f"adapter {source} produced an event without an aware timestamp")
+    if not isinstance(event.native_id, str) or not event.native_id:
+        raise ValueError(f"adapter {source} produced an event without an id")
+    if event.line is not None and not 0 <= event.line < 1 << 31:
+        raise ValueError(f"line or record number {event.line} is out of range")
     role = event.role
     attrs = event.attrs
     if role not in ROLES:
@@ -65,22 +125,41 @@ def event_row(source: str, event: Event, source_file_id: int | None = None) -> t
         role = "other"
     raw = json_text(event.raw)
     text = pg_text(event.text) or ""
+    # The hash covers the record as read, so a re-import of the same file is recognised
+    # whatever had to be cut.
     digest = hashlib.sha256(raw.encode("utf-8"))
     digest.update(b"\x1f")
     digest.update(text.encode("utf-8"))
-    return (
+    notes: list[str] = []
+    if len(raw) > RAW_LIMIT // 4 and len(raw.encode("utf-8")) > RAW_LIMIT:
+        raw, cut = _cut_raw(event.raw, raw)
+        attrs = {**attrs, "raw_cut": cut}
+        notes.append(
+            f"the record's JSON is {cut['json_bytes']} bytes, over what PostgreSQL's jsonb "
+            f"holds; stored with {cut['strings_cut']} string(s) cut to their first "
+            f"{cut['kept_chars']} characters (attrs.raw_cut); the source file keeps it whole")
+    if len(text) > TEXT_LIMIT // 4 and len(text.encode("utf-8")) > TEXT_LIMIT:
+        kept = text.encode("utf-8")[:TEXT_LIMIT].decode("utf-8", "ignore")
+        attrs = {**attrs, "text_cut": {"chars": len(text), "kept_chars": len(kept)}}
+        notes.append(f"the text is {len(text)} characters; stored its first {len(kept)} "
+                     "(attrs.text_cut)")
+        text = kept
+    native_id = key_text(event.native_id)
+    if native_id != event.native_id and len(native_id) < len(event.native_id):
+        notes.append(f"id of {len(event.native_id)} characters stored as its start and hash")
+    values = (
         source,
-        pg_text(event.native_id),
-        pg_text(event.conversation_id),
-        pg_text(event.parent_id),
+        native_id,
+        key_text(_text(event.conversation_id)),
+        key_text(_text(event.parent_id)),
         role,
         event.kind,
-        pg_text(event.author),
+        _text(event.author),
         event.occurred_at,
         text,
         raw,
-        pg_text(event.project),
-        pg_text(event.git_branch),
+        _text(event.project),
+        _text(event.git_branch),
         event.is_sidechain,
         event.on_active_branch,
         json_text(attrs),
@@ -88,87 +167,82 @@ def event_row(source: str, event: Event, source_file_id: int | None = None) -> t
         source_file_id,
         event.line,
     )
+    return Row(values, notes)
 
 
-class BatchWriter:
-    """Writes rows from any number of files in big transactions, on its own connection and
-    thread, so parsing the next rows overlaps the database's work (the two use different
-    cores). A file's import state is written in the transaction holding the file's last
-    rows: a crash never marks a half-written file as imported."""
+def conversation_row(source: str, conversation: Conversation) -> tuple:
+    """(source, native_id, title, project, started_at, attrs) for the conversations table;
+    attrs round-trip through json_text, so they hold only what jsonb accepts."""
+    if not isinstance(conversation.native_id, str) or not conversation.native_id:
+        raise ValueError("has no id")
+    attrs = orjson.loads(json_text(conversation.attrs))
+    return (source, key_text(conversation.native_id), _text(conversation.title),
+            _text(conversation.project), conversation.started_at, attrs)
 
-    def __init__(self, db: Database, report: ImportReport, progress: Progress | None,
-                 batch_events: int | None = None):
-        self._db = db
-        self._report = report
-        self._progress = progress
-        self._batch = batch_events or BATCH_EVENTS
-        self._rows: list[tuple] = []
-        self._conversations: list[tuple] = []
-        self._finished: list[catalog_store.ImportState] = []
-        self._queue: queue.Queue = queue.Queue(maxsize=1)
-        self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._work, name="cairn-writer", daemon=True)
-        self._thread.start()
 
-    def add_row(self, row: tuple) -> None:
-        self._rows.append(row)
-        if len(self._rows) >= self._batch:
-            self._hand_over()
+def _text(value) -> str | None:
+    """A text column's value; an adapter handing over another type gets it as JSON text."""
+    if value is None or isinstance(value, str):
+        return pg_text(value)
+    return pg_text(json_text(value))
 
-    def add_conversation(self, row: tuple) -> None:
-        self._conversations.append(row)
 
-    def finish_file(self, state: catalog_store.ImportState) -> None:
-        """Record the file's import state in the transaction that commits its last rows."""
-        self._finished.append(state)
+def event_row(source: str, event: Event, source_file_id: int | None = None) -> tuple:
+    """The row alone (benchmarks and tests that build rows by hand)."""
+    return build_row(source, event, source_file_id).values
 
-    def _hand_over(self) -> None:
-        if self._error is not None:
-            raise self._error
-        self._queue.put((self._rows, self._conversations, self._finished))
-        self._rows, self._conversations, self._finished = [], [], []
 
-    def close(self) -> None:
-        """Write what is left and wait for the writer; re-raise its error, if any."""
-        try:
-            if self._rows or self._conversations or self._finished:
-                self._hand_over()
-        finally:
-            self._queue.put(None)
-            self._thread.join()
-        if self._error is not None:
-            raise self._error
+def _cut_raw(value, text: str) -> tuple[str, dict]:
+    """`value` as JSON under RAW_LIMIT bytes, its longest strings cut to one length, and
+    what was cut. Strings carry what makes a record huge; keys and structure stay."""
+    lengths: list[int] = []
+    _strings(value, lengths)
+    lengths.sort(reverse=True)
+    total = len(text.encode("utf-8"))
+    budget = RAW_LIMIT
+    for _ in range(8):  # non-ASCII strings weigh more bytes than characters: aim lower
+        keep = _cut_length(lengths, total - budget)
+        cut = json_text(_cut(value, keep))
+        size = len(cut.encode("utf-8"))
+        if size <= RAW_LIMIT:
+            break
+        budget -= size - RAW_LIMIT + (1 << 20)
+    else:
+        keep, cut = 0, json_text(_cut(value, 0))
+    return cut, {"json_bytes": total, "kept_bytes": len(cut.encode("utf-8")),
+                 "strings_cut": sum(1 for n in lengths if n > keep), "kept_chars": keep}
 
-    def abort(self) -> None:
-        self._rows, self._conversations, self._finished = [], [], []
-        self._queue.put(None)
-        self._thread.join()
 
-    def _work(self) -> None:
-        try:
-            with self._db.connect() as conn:
-                conn.execute("SET synchronous_commit = off")
-                while (job := self._queue.get()) is not None:
-                    if self._error is not None:
-                        continue  # drain, so the producer never blocks on a dead writer
-                    try:
-                        self._write(conn, *job)
-                    except BaseException as exc:  # handed to the producer by close()
-                        self._error = exc
-        except BaseException as exc:  # could not even connect
-            self._error = exc
-            while self._queue.get() is not None:
-                pass
+def _strings(value, lengths: list[int]) -> None:
+    if isinstance(value, str):
+        lengths.append(len(value))
+    elif isinstance(value, dict):
+        for item in value.values():
+            _strings(item, lengths)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings(item, lengths)
 
-    def _write(self, conn, rows, conversations, finished) -> None:
-        with conn.transaction():
-            event_store.upsert_conversations(conn, conversations)
-            result = event_store.write_events(conn, rows)
-            catalog_store.record_imports(conn, finished)
-        with self._report.lock:
-            for source, staged in result.staged.items():
-                new = result.new.get(source, 0)
-                self._report.count(source, new, staged - new)
-            self._report.events_revised += result.revised
-        if self._progress and rows:
-            self._progress("events", len(rows))
+
+def _cut_length(lengths: list[int], excess: int) -> int:
+    """The largest length L such that cutting every string to L characters removes at least
+    `excess` characters (`lengths` sorted longest first)."""
+    removed_above = 0
+    for count, length in enumerate(lengths, 1):
+        following = lengths[count] if count < len(lengths) else 0
+        # cutting the `count` longest strings down to `following` removes this much more
+        step = count * (length - following)
+        if removed_above + step >= excess:
+            return max(following + (removed_above + step - excess) // count, 0)
+        removed_above += step
+    return 0
+
+
+def _cut(value, keep: int):
+    if isinstance(value, str):
+        return value[:keep] if len(value) > keep else value
+    if isinstance(value, dict):
+        return {key: _cut(item, keep) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cut(item, keep) for item in value]
+    return value

@@ -1,4 +1,4 @@
-"""MCP server: Claude Code (or any MCP client) queries cairn through four tools.
+"""MCP server: Claude Code (or any MCP client) queries cairn, the vault and orchard.
 
     memory-platform mcp                      # stdio, for Claude Code
     memory-platform mcp --http --port 8765   # streamable HTTP at /mcp
@@ -14,23 +14,34 @@ most relevant active memories within a token budget, wrapped in <memory-platform
 
     memory-platform mcp --namespaces work    # the vault tools see work (and its shadows) only
 
+orchard's tools (`orchard_list`, `orchard_get`, `orchard_milestone`, `orchard_week`) are in
+mcp/orchard.py, scoped the same way.
+
 Limited to namespaces, the vault tools refuse any other with a clear error, and search,
 list and context never return anything outside them. cairn's tools read the whole
 conversation history, so a limited server does not offer them.
+
+Every tool states its access rule where it is registered (`@tool(server, RULE)`):
+`unscoped` (cairn: offered only by an unlimited server) or `scoped` (the vault services
+check the server's scope). A server is an agent's face: `vault_add` only suggests. The
+scoped-token matrix (tests/test_access_matrix.py) fails on a tool that states no rule.
+
+Over HTTP the server answers only loopback Host names and MEMORY_PLATFORM_API_ALLOWED_HOSTS
+(421 otherwise; the SDK's DNS rebinding protection) and POSTs must be JSON.
 """
 
-import functools
 from datetime import date, datetime, time, timezone
 from typing import Annotated, Literal
 
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from memory_platform.mcp.orchard import ORCHARD_INSTRUCTIONS, orchard_tools
+from memory_platform.mcp.tools import TOOL_RULES, UNSCOPED, clear_errors, tool
+from memory_platform.mcp.vault_tools import vault_tools
 from memory_platform.query.models import SearchHit
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
-from memory_platform.vault.models import Category, Page, VaultHit, VaultSearchResult
 from memory_platform.vault.tokens import Scope
 
 INSTRUCTIONS = (
@@ -103,23 +114,6 @@ def _turn(event: dict) -> Turn:
                 role=event["role"], source=event["source"], text=event["text"])
 
 
-def _clear_errors(fn):
-    """Known failures reach the client as their own message (the SDK hides any other
-    exception behind a generic 'Error executing tool')."""
-    from memory_platform.llm.base import LLMError
-    from memory_platform.query.search import SearchError
-    from memory_platform.store import DatabaseError
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (ValueError, LLMError, SearchError, DatabaseError) as exc:
-            raise ToolError(str(exc)) from exc
-
-    return wrapper
-
-
 def build_server(db: Database | None = None, embedder=None, llm=None, *,
                  namespaces: list[str] | None = None, vault_embedder=None) -> MCPServer:
     """The server over one database. `embedder`/`llm` default to the configured ones,
@@ -131,11 +125,12 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     scope = Scope.everything() if namespaces is None else Scope.of(namespaces)
     database = db or Database.from_settings(load_settings())
     server = MCPServer("memory-platform cairn", instructions=(
-        INSTRUCTIONS + " " + VAULT_INSTRUCTIONS if scope.unrestricted else
-        VAULT_INSTRUCTIONS + f" This server is limited to: {scope.describe()}."))
+        INSTRUCTIONS + " " + VAULT_INSTRUCTIONS + " " + ORCHARD_INSTRUCTIONS
+        if scope.unrestricted else VAULT_INSTRUCTIONS + " " + ORCHARD_INSTRUCTIONS
+        + f" This server is limited to: {scope.describe()}."))
 
-    @server.tool()
-    @_clear_errors
+    @tool(server, UNSCOPED)
+    @clear_errors
     def cairn_search(
         query: Annotated[str, Field(description="What to look for: words, an error code, a "
                                                 "path, or a question in plain language.")],
@@ -159,8 +154,8 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         return SearchResult(query=query, mode=mode, hits=[
             SearchHit.of(h) for h in hits])
 
-    @server.tool()
-    @_clear_errors
+    @tool(server, UNSCOPED)
+    @clear_errors
     def cairn_get(
         event_id: Annotated[int, Field(description="An event_id from cairn_search.")],
         before: Annotated[int, Field(ge=0, le=50)] = 3,
@@ -174,8 +169,8 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                                 before=[_turn(e) for e in found["before"]],
                                 after=[_turn(e) for e in found["after"]])
 
-    @server.tool()
-    @_clear_errors
+    @tool(server, UNSCOPED)
+    @clear_errors
     def cairn_timeline(
         since: Annotated[str, Field(description="Start date, e.g. 2026-03-01.")],
         until: Annotated[str, Field(description="End date (exclusive).")],
@@ -189,8 +184,8 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         return Timeline(since=since, until=until, days=[
             DayCount(day=str(r["day"]), source=r["source"], events=r["events"]) for r in rows])
 
-    @server.tool()
-    @_clear_errors
+    @tool(server, UNSCOPED)
+    @clear_errors
     def cairn_summarize_range(
         since: Annotated[str, Field(description="Start date, e.g. 2026-03-01.")],
         until: Annotated[str, Field(description="End date (exclusive).")],
@@ -208,156 +203,34 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
                             events_read=result.events_read,
                             invalid_citations=result.invalid_citations)
 
-    _vault_tools(server, database, scope, vault_embedder)
+    vault_tools(server, database, scope, vault_embedder, llm)
+    orchard_tools(server, database, scope, llm)  # mcp/orchard.py
     if not scope.unrestricted:
         # cairn is every conversation, unscoped: a server limited to namespaces keeps to
         # the vault.
-        for name in ("cairn_search", "cairn_get", "cairn_timeline", "cairn_summarize_range"):
-            server.remove_tool(name)
+        for name, rule in list(getattr(server, TOOL_RULES).items()):
+            if rule == UNSCOPED:
+                server.remove_tool(name)
+                del getattr(server, TOOL_RULES)[name]
     return server
 
 
-# --- vault -------------------------------------------------------------------------------
+def transport_security(host: str):
+    """The SDK's DNS rebinding protection for the HTTP transport: loopback Host names (any
+    port) and the configured extra hosts, as the REST API answers (api/http_guards.py)."""
+    from mcp.server.transport_security import TransportSecuritySettings
 
-
-
-class VaultMemory(BaseModel):
-    id: int
-    namespace: str
-    text: str
-    category: str
-    source: str = Field(description="hand, dream, import or agent")
-    status: str = Field(description="active or archived")
-    review: str | None = Field(None, description="shadow entries: pending/approved/skipped")
-    created_at: str
-    updated_at: str
-    valid_from: str
-    valid_to: str | None = None
-    superseded_by: int | None = None
-
-
-class VaultPage(Page[VaultMemory]):
-    pass
-
-
-class VaultIdea(BaseModel):
-    id: int
-    namespace: str = Field(description="Where it was written: always <namespace>__ideas, "
-                                       "unless the same text already existed (then its "
-                                       "namespace).")
-    review: str | None = Field(description="pending: waits for the user's review")
-    created: bool = Field(description="False when the same text was already in the vault.")
-
-
-class VaultContext(BaseModel):
-    context: str = Field(description="The block to put in a prompt, wrapped in "
-                                     "<memory-platform-context>; empty when nothing "
-                                     "qualifies.")
-    memory_ids: list[int]
-    namespaces: list[str]
-    tokens_used: int = Field(description="Estimated at 4 characters a token.")
-    token_budget: int
-    omitted: int = Field(description="Relevant memories left out to stay in the budget.")
-
-
-def _vault_memory(row: dict) -> VaultMemory:
-    return VaultMemory(**{
-        k: (str(v) if isinstance(v, datetime) else v) for k, v in row.items()
-        if k in VaultMemory.model_fields})
-
-
-def _vault_errors(fn):
-    """Scope refusals, missing ids and bad input reach the client as their own message."""
-    from memory_platform.vault import service as access
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except (access.Forbidden, access.NotFound, access.Conflict) as exc:
-            raise ToolError(str(exc)) from exc
-
-    return _clear_errors(wrapper)
-
-
-def _vault_tools(server: MCPServer, database: Database, scope: Scope, embedder) -> None:
-    from memory_platform.vault import context
-    from memory_platform.vault import service as access
-
-    limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
-
-    @server.tool(description="Search the user's vault of durable memories by meaning and "
-                             "by exact words." + limited)
-    @_vault_errors
-    def vault_search(
-        query: Annotated[str, Field(description="Words, a question, a port, a version.")],
-        namespace: Annotated[str | None, Field(
-            description="Only this namespace (a shadow such as work__ideas searches what "
-                        "waits for review). Default: every primary namespace allowed.")] = None,
-        k: Annotated[int, Field(ge=1, le=100, description="How many hits.")] = 10,
-        include_superseded: Annotated[bool, Field(
-            description="Also facts that stopped being true, marked by valid_to and "
-                        "superseded_by (for 'what did we use before?').")] = False,
-    ) -> VaultSearchResult:
-        found = access.search(database, scope, query, namespace=namespace, k=k,
-                              embedder=embedder, include_superseded=include_superseded)
-        return VaultSearchResult(query=found["query"], namespaces=found["namespaces"],
-                                 hits=[VaultHit(**h) for h in found["hits"]])
-
-    @server.tool(description="One page of a vault namespace's memories, oldest first, with "
-                             "the total. Keep calling with after_id=next_after_id until it "
-                             "is null: the list is never cut short." + limited)
-    @_vault_errors
-    def vault_list(
-        namespace: Annotated[str, Field(description="e.g. work, or work__ideas.")],
-        after_id: Annotated[int, Field(ge=0, description="next_after_id of the previous "
-                                                         "page; 0 for the first.")] = 0,
-        limit: Annotated[int, Field(ge=1, le=access.MAX_PAGE,
-                                    description="Memories per page.")] = access.DEFAULT_PAGE,
-        status: Literal["active", "archived", "all"] = "active",
-    ) -> VaultPage:
-        page = access.list_page(database, scope, namespace, after_id=after_id, limit=limit,
-                                status=status)
-        return VaultPage(namespace=page["namespace"], status=page["status"],
-                         items=[_vault_memory(r) for r in page["items"]],
-                         total=page["total"], next_after_id=page["next_after_id"])
-
-    @server.tool(description="Suggest a memory for the user's vault. It is staged in "
-                             "<namespace>__ideas for the user's review (never written to "
-                             "the namespace itself); text with credentials is refused."
-                             + limited)
-    @_vault_errors
-    def vault_add(
-        namespace: Annotated[str, Field(description="The namespace it belongs to, e.g. "
-                                                    "work.")],
-        text: Annotated[str, Field(min_length=1, description="One self-contained "
-                                                             "statement.")],
-        category: Category = "user",
-        why: Annotated[str | None, Field(description="Why it is worth remembering.")] = None,
-    ) -> VaultIdea:
-        row = access.add_idea(database, scope, namespace, text, category, actor="mcp:agent",
-                              why=why, embedder=embedder)
-        return VaultIdea(id=row["id"], namespace=row["namespace"], review=row["review"],
-                         created=row["created"])
-
-    @server.tool(description="The user's memories most relevant to a query or a project, "
-                             "within a token budget, as a block ready to put in a prompt."
-                             + limited)
-    @_vault_errors
-    def vault_context(
-        query: Annotated[str | None, Field(description="The task or question at hand.")] =
-            None,
-        project: Annotated[str | None, Field(
-            description="A project path (cwd); with no query, its routed namespace's "
-                        "memories.")] = None,
-        namespaces: Annotated[list[str] | None, Field(
-            description="Primary namespaces to draw from (default: all allowed).")] = None,
-        token_budget: Annotated[int, Field(ge=64, le=50_000, description="At most this many "
-                                           "tokens (4 characters each).")] = 1500,
-    ) -> VaultContext:
-        return VaultContext(**context.context(
-            database, scope, query=query, project=project, namespaces=namespaces,
-            token_budget=token_budget, embedder=embedder))
+    extra = load_settings().allowed_hosts()
+    if "*" in extra:
+        return TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    names = ["127.0.0.1", "localhost", "[::1]", *extra]
+    if host not in ("127.0.0.1", "localhost", "::1", "0.0.0.0", "::"):
+        names.append(f"[{host}]" if ":" in host else host)
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in names for h in (name, f"{name}:*")],
+        allowed_origins=[f"{scheme}://{name}{port}" for name in names
+                         for scheme in ("http", "https") for port in ("", ":*")])
 
 
 def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
@@ -366,4 +239,5 @@ def serve(transport: str = "stdio", host: str = "127.0.0.1", port: int = 8765,
     if transport == "stdio":
         server.run("stdio")
     else:
-        server.run("streamable-http", host=host, port=port)
+        server.run("streamable-http", host=host, port=port,
+                   transport_security=transport_security(host))

@@ -1,5 +1,7 @@
 """privacy: what must never leave home. Credential detection and masking (masking.py),
-applied before any text reaches a model and before anything reaches the vault.
+applied before any text reaches a model and before anything reaches the vault; personal
+data (personal.py: e-mail, phone, card, IBAN, government id, address), which marks a
+memory `sensitive` (never injected, kept out of the wiki, masked in the dashboard).
 
 May import: nothing of the project but settings.
 """

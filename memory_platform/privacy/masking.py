@@ -18,10 +18,13 @@ _PATTERNS = [
     re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),  # Google API key
     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}"),
-    # key=value / key: value where the key names a secret
+    # key=value / key: value where the key names a secret. Not when the value is already
+    # the mask: masking masked text must change nothing (prompts are masked field by field,
+    # then whole).
     re.compile(
         r"(?i)\b((?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|"
-        r"private[_-]?key|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?)([^\s\"',;]{6,})"
+        r"private[_-]?key|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?!" + re.escape(MASK) + r")([^\s\"',;]{6,})"
     ),
     # credentials inside URLs: scheme://user:password@host
     re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"),
@@ -45,6 +48,12 @@ def mask_secrets(text: str) -> tuple[str, int]:
     for pattern in _PATTERNS:
         text = pattern.sub(keyed, text)
     return text, count
+
+
+def masked(text: str) -> str:
+    """`text` with every credential masked: for metadata put into a prompt (a title, a
+    project path, a file name) where the count does not matter."""
+    return mask_secrets(text)[0]
 
 
 def looks_like_secret(text: str) -> bool:

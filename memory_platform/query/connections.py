@@ -12,6 +12,7 @@ import psycopg
 
 from memory_platform.store import Database
 from memory_platform.store import embeddings as store
+from memory_platform.store.db import connection_alive
 
 T = TypeVar("T")
 
@@ -23,8 +24,10 @@ def on_connection(db: Database, fn: Callable[[psycopg.Connection], T]) -> T:
     ~5 ms (far more on a loaded machine: a new backend process and cold caches), a large
     share of the latency budget, and the MCP server and the API search repeatedly on the
     same Database. One connection per (thread, Database), closed when the Database object
-    is collected. A kept connection found dead (server restart, idle timeout) is replaced
-    and the call retried once; one left broken or inside a transaction is dropped."""
+    is collected. A kept connection is checked before use (store.db.connection_alive: no
+    round trip) and replaced when the server went away; one that dies during the call is
+    replaced and the call retried once; one left broken or inside a transaction is
+    dropped."""
     for attempt in range(2):
         conn, reused = _held_connection(db)
         try:
@@ -49,7 +52,7 @@ def _held_connection(db: Database) -> tuple[psycopg.Connection, bool]:
         held = _held.conns = weakref.WeakKeyDictionary()
     entry = held.get(db)  # (the open db.connect() context, its connection)
     if entry is not None:
-        if _reusable(entry[1]):
+        if _reusable(entry[1]) and connection_alive(entry[1]):
             return entry[1], True
         _drop(db, entry[1])
     opened = db.connect()  # kept referenced: collecting it would close the connection

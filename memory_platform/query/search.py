@@ -23,8 +23,7 @@ keyword weights and pool are query/keyword.py's.
 
 import math
 from dataclasses import asdict, dataclass, field
-from datetime import date, datetime, timezone
-from datetime import time as dtime
+from datetime import date, datetime
 from typing import Any, Literal, TypeVar
 
 import numpy as np
@@ -32,6 +31,7 @@ import psycopg
 
 from memory_platform.query.connections import on_connection, searchable_dims
 from memory_platform.query.embeddings import Embedder, get_embedder
+from memory_platform.query.inputs import as_utc, check_optional_text, check_text
 from memory_platform.query.keyword import (
     estimate_rows,
     identifier_tokens,
@@ -85,10 +85,14 @@ class SearchFilters:
     until: datetime | date | str | None = None  # exclusive
 
     def to_store(self) -> event_search.Filter:
+        """The filter for the store; InvalidInput (query/inputs.py) for a value PostgreSQL
+        cannot take (a NUL character, a date out of range once in UTC)."""
         return event_search.Filter(
-            source=self.source, project=self.project, role=self.role,
+            source=check_optional_text(self.source, "source"),
+            project=check_optional_text(self.project, "project"),
+            role=check_optional_text(self.role, "role"),
             conversation_id=self.conversation_id,
-            since=_as_utc(self.since), until=_as_utc(self.until),
+            since=_as_utc(self.since, "since"), until=_as_utc(self.until, "until"),
         )
 
 
@@ -131,6 +135,7 @@ def search(
     """The k best events for `query`, best first. See the module docstring."""
     if mode not in ("hybrid", "dense", "keyword"):
         raise ValueError(f"unknown search mode {mode!r}")
+    check_text(query, "query")
     if k <= 0 or not query.strip():
         return []
     fusion = fusion or DEFAULT_FUSION
@@ -301,23 +306,16 @@ def timeline(
     f = base.to_store()
     f = event_search.Filter(source=f.source, project=f.project, role=f.role,
                      conversation_id=f.conversation_id,
-                     since=_as_utc(since) if since is not None else f.since,
-                     until=_as_utc(until) if until is not None else f.until)
+                     since=_as_utc(since, "since") if since is not None else f.since,
+                     until=_as_utc(until, "until") if until is not None else f.until)
     rows = on_connection(db, lambda conn: event_search.timeline(conn, f))
     return [{"day": day, "source": source, "events": n} for day, source, n in rows]
 
 
-def _as_utc(value: datetime | date | str | None) -> datetime | None:
-    """Aware UTC datetimes; a date means its UTC midnight, a naive datetime is UTC."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    if not isinstance(value, datetime):
-        value = datetime.combine(value, dtime.min)
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+def _as_utc(value: datetime | date | str | None, what: str = "date") -> datetime | None:
+    """Aware UTC datetimes; a date means its UTC midnight, a naive datetime is UTC (and
+    InvalidInput for one out of range: see query/inputs.py)."""
+    return as_utc(value, what)
 
 
 def _json_safe(row: dict) -> dict:

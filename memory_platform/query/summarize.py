@@ -12,7 +12,8 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
-from memory_platform.privacy.masking import mask_secrets
+from memory_platform.privacy.masking import mask_secrets, masked
+from memory_platform.query.inputs import as_utc
 from memory_platform.store import Database
 from memory_platform.store.ranges import events_for_summary
 
@@ -68,17 +69,22 @@ REDUCE_SYSTEM = (
 
 
 def _render(row: tuple) -> tuple[str, int]:
+    """One event as a prompt line, every string in it masked (rule 10): the text (counted),
+    and the metadata beside it (source, project path, role)."""
     event_id, source, _conv, occurred_at, role, _kind, project, text = row
-    masked, hits = mask_secrets(text)
-    if len(masked) > TURN_CHARS:
-        masked = masked[:TURN_CHARS] + " …[cut]"
-    where = f" {project}" if project else ""
-    return f"[{event_id}] {occurred_at:%Y-%m-%d %H:%M} {source}{where} {role}: {masked}", hits
+    body, hits = mask_secrets(text)
+    if len(body) > TURN_CHARS:
+        body = body[:TURN_CHARS] + " …[cut]"
+    where = f" {masked(project)}" if project else ""
+    return (f"[{event_id}] {occurred_at:%Y-%m-%d %H:%M} {masked(source)}{where} "
+            f"{masked(role)}: {body}"), hits
 
 
 def summarize_range(
     db: Database, llm: LLM, since: datetime, until: datetime, filters=None
 ) -> SummaryResult:
+    # aware UTC (a naive time is UTC), InvalidInput when out of range (query/inputs.py)
+    since, until = as_utc(since, "since"), as_utc(until, "until")
     if until <= since:
         raise ValueError(f"empty range: until ({until}) must be after since ({since})")
     chunks: list[str] = []
@@ -105,8 +111,10 @@ def summarize_range(
     calls = 0
     points: list[Point] = []
     for chunk in chunks:
+        # chunk lines are masked already; the whole prompt is masked once more (see
+        # propose.build_prompt), so nothing added to it later can leak
         result = llm.complete(
-            f"Events from {since:%Y-%m-%d} to {until:%Y-%m-%d}:\n\n{chunk}",
+            masked(f"Events from {since:%Y-%m-%d} to {until:%Y-%m-%d}:\n\n{chunk}"),
             system=MAP_SYSTEM, schema=ChunkPoints, max_tokens=2048, purpose="summarize_map",
         )
         calls += 1
@@ -114,7 +122,7 @@ def summarize_range(
 
     notes = "\n".join(f"- {p.text} {p.event_ids}" for p in points)
     final = llm.complete(
-        f"Notes about {since:%Y-%m-%d} to {until:%Y-%m-%d}:\n\n{notes}",
+        masked(f"Notes about {since:%Y-%m-%d} to {until:%Y-%m-%d}:\n\n{notes}"),
         system=REDUCE_SYSTEM, schema=RangeSummary, max_tokens=2048, purpose="summarize_reduce",
     )
     calls += 1

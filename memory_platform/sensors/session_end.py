@@ -19,28 +19,39 @@ from memory_platform.dream.triggers import (
     read_queue,
 )
 from memory_platform.ingest.hooks import queue_dir
-from memory_platform.jobs import SESSIONS_TAG, TRIGGER_TAG, dream_job, range_tags
+from memory_platform.jobs import (
+    SESSIONS_TAG,
+    THEN_TAG,
+    TRIGGER_TAG,
+    ingest_raw_events_job,
+    range_tags,
+)
 from memory_platform.llm.providers import llm_not_configured
 from memory_platform.resources import CairnResource
+from memory_platform.sensors.status import dreams_default_status, dreams_off_note
 
 
 def request_tags(request: DreamRequest) -> dict[str, str]:
-    """One run over the request's days, marked as a session-end dream."""
+    """One ingest run over the request's days, then the dream (dream_after_ingest_sensor),
+    marked as a session-end dream."""
     return range_tags(request.first, request.last, **{
-        TRIGGER_TAG: "session-end", SESSIONS_TAG: str(request.sessions)})
+        TRIGGER_TAG: "session-end", SESSIONS_TAG: str(request.sessions), THEN_TAG: "dream"})
 
 
 @dg.sensor(
-    job=dream_job,
+    job=ingest_raw_events_job,
     minimum_interval_seconds=60,
-    default_status=dg.DefaultSensorStatus.RUNNING,
+    default_status=dreams_default_status(),
+    description="Claude Code sessions that ended trigger the import of their days, then a "
+    "dream over them (at most one per MEMORY_PLATFORM_DREAM_THROTTLE_MINUTES)."
+    + dreams_off_note(),
 )
 def session_end_sensor(
     context: dg.SensorEvaluationContext, cairn: CairnResource
 ) -> dg.SensorResult:
     """Claude Code sessions that ended (quiet for MEMORY_PLATFORM_SESSION_QUIET_MINUTES, or
-    reported by the SessionEnd hook) trigger `dream_job` over their days, which ingests the
-    transcript and dreams incrementally; at most one such dream per
+    reported by the SessionEnd hook) trigger an ingest run over their days, followed by
+    `dream_job` (dream_after_ingest_sensor), which dreams incrementally; at most one per
     MEMORY_PLATFORM_DREAM_THROTTLE_MINUTES, later sessions batched into the next."""
     problem = llm_not_configured()
     if problem:  # the cursor and the queue stay as they are: nothing is lost meanwhile

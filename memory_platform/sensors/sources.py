@@ -3,14 +3,21 @@
 import hashlib
 import json
 import time
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import dagster as dg
 
 from memory_platform.days import clamp_to_partitions, merge_day_ranges
 from memory_platform.ingest import catalog
-from memory_platform.jobs import ingest_raw_events_job, range_tags
+from memory_platform.jobs import (
+    PARTITION_TAG,
+    RANGE_END,
+    RANGE_START,
+    dream_job,
+    ingest_raw_events_job,
+    range_tags,
+)
 from memory_platform.resources import CairnResource
 
 CURSOR_VERSION = 1
@@ -29,6 +36,36 @@ def parse_cursor(cursor: str | None) -> dict[str, list[int]]:
 
 def dump_cursor(files: dict[str, list[int]]) -> str:
     return json.dumps({"version": CURSOR_VERSION, "files": files}, sort_keys=True)
+
+
+def covered(first: str, last: str, scanned_at: datetime | None,
+            runs: list[tuple[datetime, str, str]]) -> bool:
+    """Whether a successful import run (start time, first day, last day) that started after
+    the catalog read the file as it is now covered all its days: then the file is imported
+    and needs no run (the first tick after `memory-platform up`, which imported everything
+    before this sensor ever ran)."""
+    if scanned_at is None:
+        return False
+    return any(started > scanned_at and run_first <= first and last <= run_last
+               for started, run_first, run_last in runs)
+
+
+def import_runs_since(instance: dg.DagsterInstance, since: datetime
+                      ) -> list[tuple[datetime, str, str]]:
+    """(start, first day, last day) of the successful runs that imported raw events since
+    `since`: range runs carry their range in tags, single-partition runs their key."""
+    found = []
+    for job in (ingest_raw_events_job, dream_job):
+        records = instance.get_run_records(dg.RunsFilter(
+            job_name=job.name, statuses=[dg.DagsterRunStatus.SUCCESS], created_after=since))
+        for record in records:
+            tags = record.dagster_run.tags
+            first = tags.get(RANGE_START) or tags.get(PARTITION_TAG)
+            last = tags.get(RANGE_END) or tags.get(PARTITION_TAG)
+            if first and last and record.start_time is not None:
+                started = datetime.fromtimestamp(record.start_time, timezone.utc)
+                found.append((started, first, last))
+    return found
 
 
 @dg.sensor(
@@ -56,18 +93,29 @@ def source_folders_sensor(
     deadline = time.monotonic() + SCAN_BUDGET_SECONDS
     handled: list[tuple[str, str, int, int]] = []
     ranges: list[tuple[str, str]] = []
+    runs: list[tuple[datetime, str, str]] | None = None  # read once, when first needed
+    imported = 0
     for kind, path, size, mtime in changed:
         if handled and time.monotonic() > deadline:
             break
         result = catalog.scan_files(cairn.database(), [(kind, Path(path))])[0]
         handled.append((kind, path, size, mtime))
-        if result.min_at is not None and result.max_at is not None:
-            span = clamp_to_partitions(
-                result.min_at.strftime("%Y-%m-%d"), result.max_at.strftime("%Y-%m-%d"),
-                datetime.now(timezone.utc),
-            )
-            if span:
-                ranges.append(span)
+        if result.min_at is None or result.max_at is None:
+            continue
+        span = clamp_to_partitions(
+            result.min_at.strftime("%Y-%m-%d"), result.max_at.strftime("%Y-%m-%d"),
+            datetime.now(timezone.utc),
+        )
+        if not span:
+            continue
+        if not result.changed and result.scanned_at is not None:
+            if runs is None:
+                runs = import_runs_since(context.instance, result.scanned_at - timedelta(
+                    days=1))
+            if covered(*span, result.scanned_at, runs):
+                imported += 1
+                continue
+        ranges.append(span)
 
     for kind, path, size, mtime in handled:
         seen[f"{kind}:{path}"] = [size, mtime]
@@ -83,6 +131,7 @@ def source_folders_sensor(
         for first, last in merge_day_ranges(ranges)
     ]
     context.log.info(
-        f"{len(handled)} of {len(changed)} changed files handled; {len(requests)} run(s)"
+        f"{len(handled)} of {len(changed)} changed files handled ({imported} already "
+        f"imported by a run since they last changed); {len(requests)} run(s)"
     )
     return dg.SensorResult(run_requests=requests, cursor=dump_cursor(seen))

@@ -26,11 +26,13 @@ class SourceFile:
     parsed_lines: int
     prefix_sha256: str | None
     last_import_at: datetime | None
+    last_scan_at: datetime | None
 
 
 _SOURCE_FILE_COLUMNS = (
     "id, kind, path, size_bytes, mtime_ns, sha256, min_event_at, max_event_at, event_count, "
-    "error_count, imported_sha256, parsed_bytes, parsed_lines, prefix_sha256, last_import_at"
+    "error_count, imported_sha256, parsed_bytes, parsed_lines, prefix_sha256, last_import_at, "
+    "last_scan_at"
 )
 
 
@@ -195,6 +197,27 @@ def last_import_under(conn: psycopg.Connection, folder: str) -> datetime | None:
         (folder.rstrip("/") + "/%",),
     ).fetchone()
     return row[0] if row else None
+
+
+def files_with_errors(conn: psycopg.Connection) -> list[dict]:
+    """Catalogued files whose last parse had errors: {kind, path, errors, last_import_at}."""
+    rows = conn.execute(
+        "SELECT kind, path, error_count, last_import_at FROM source_files "
+        "WHERE error_count > 0 ORDER BY path, kind").fetchall()
+    return [{"kind": k, "path": p, "errors": n, "last_import_at": at} for k, p, n, at in rows]
+
+
+def last_errors_of(conn: psycopg.Connection, path: str
+                   ) -> list[tuple[str, int | None, str | None, str]]:
+    """(file, line, record_id, message) of the latest import run that recorded errors for
+    `path` (a zip's members are named `<path>!<member>`)."""
+    return conn.execute(
+        """WITH mine AS (
+               SELECT * FROM import_errors WHERE file = %(path)s OR file LIKE %(members)s)
+           SELECT file, line, record_id, message FROM mine
+           WHERE import_run_id = (SELECT max(import_run_id) FROM mine) ORDER BY id""",
+        {"path": path, "members": path.replace("%", r"\%").replace("_", r"\_") + "!%"},
+    ).fetchall()
 
 
 # --- import runs ----------------------------------------------------------------------

@@ -4,11 +4,26 @@ One code path for both deployments: `MEMORY_PLATFORM_DATABASE_URL` names any Pos
 with pgvector; without it, `pgserver` (PostgreSQL 16 + pgvector from a wheel) is started on
 demand in `$MEMORY_PLATFORM_HOME/pgdata`. Either way migrations are applied on first
 connect and recorded in `schema_migrations`.
+
+Surviving a database restart (a long-running `serve` or `mcp`): a kept connection is
+checked before reuse (a dead server leaves its socket readable: EOF or a termination
+notice) and a dead one replaced; a connection that cannot be made to the embedded server
+starts it again (at most once per RESTART_EVERY_S); an external server is simply
+reconnected to once it is back. Until then callers get `DatabaseError` with the reason.
+
+pgserver keeps the pids of the processes using the embedded server in
+`pgdata/.handle_pids.json` and stops the server when the last one exits; a process killed
+with SIGKILL never removes its pid, which kept PostgreSQL running forever.
+`start_embedded` forgets the pids of dead processes when a process starts and again when
+it exits, so the last live process stops the server.
 """
 
+import atexit
 import hashlib
 import logging
+import select
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from importlib import resources
@@ -24,6 +39,11 @@ IDLE_CONNECTIONS = 4
 
 # Serialises migrations between processes (Dagster runs, CLI) on the same database.
 _MIGRATION_LOCK_KEY = 0x6D656D706C6174  # "memplat"
+# At most one attempt to start the embedded server again per this many seconds: under load,
+# every request would otherwise run pg_ctl.
+RESTART_EVERY_S = 5.0
+HANDLE_FILE = ".handle_pids.json"
+_exit_hooks: set[Path] = set()
 
 
 class DatabaseError(RuntimeError):
@@ -32,9 +52,12 @@ class DatabaseError(RuntimeError):
 
 def start_embedded(pgdata: Path) -> str:
     """Start (or join) the embedded PostgreSQL in `pgdata`; return its connection URL.
+    Called again after the server died (killed, crashed), it starts it again.
 
     pgserver counts the processes holding the server and stops it when the last one exits,
     so a CLI command leaves nothing running behind it while `memory-platform up` keeps it up.
+    The pids of processes that died without saying so are forgotten first (module
+    docstring).
     """
     import warnings
 
@@ -46,7 +69,17 @@ def start_embedded(pgdata: Path) -> str:
 
     pgdata.mkdir(parents=True, exist_ok=True)
     try:
+        forget_dead_holders(pgdata)
         server = pgserver.get_server(str(pgdata), cleanup_mode="stop")
+        if not _postmaster_alive(server.pgdata):
+            # get_server hands back this process's existing handle without looking at the
+            # server: after PostgreSQL was killed, start it again (pgserver's own routine,
+            # under its inter-process lock, as get_server runs it).
+            log.warning("the embedded PostgreSQL in %s is not running; starting it again",
+                        pgdata)
+            with server._lock:
+                _clear_dead_postmaster(server.pgdata)
+                server.ensure_postgres_running()
     except Exception as exc:  # pgserver raises CalledProcessError/TimeoutExpired/assertions
         log_file = pgdata / "log"
         tail = log_file.read_text(errors="replace")[-2000:] if log_file.exists() else ""
@@ -54,7 +87,90 @@ def start_embedded(pgdata: Path) -> str:
             f"could not start the embedded PostgreSQL in {pgdata}: {exc}. "
             f"Set MEMORY_PLATFORM_DATABASE_URL to use another server.\n{tail}"
         ) from exc
+    resolved = server.pgdata
+    if resolved not in _exit_hooks:
+        # Registered after pgserver's own exit hook, so it runs first (atexit is LIFO): the
+        # last live process then sees only itself in the handle file and stops the server.
+        _exit_hooks.add(resolved)
+        atexit.register(forget_dead_holders, resolved)
     return server.get_uri()
+
+
+def _process_alive(pid: int) -> bool:
+    import psutil
+
+    try:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.Error:
+        return False
+
+
+def _postmaster_pid(pgdata: Path) -> int | None:
+    try:
+        return int((pgdata / "postmaster.pid").read_text().split("\n", 1)[0])
+    except (OSError, ValueError):
+        return None
+
+
+def _postmaster_alive(pgdata: Path) -> bool:
+    pid = _postmaster_pid(pgdata)
+    return pid is not None and _process_alive(pid)
+
+
+def _clear_dead_postmaster(pgdata: Path) -> None:
+    """Remove the lock files of a postmaster that is dead but not reaped (a zombie, where
+    nothing reaps orphans): pgserver would take it for a running server, and PostgreSQL
+    refuses to start while its socket's lock file names a pid that still exists."""
+    lock = pgdata / "postmaster.pid"
+    try:
+        lines = lock.read_text().split("\n")
+        pid = int(lines[0])
+    except (OSError, ValueError, IndexError):
+        return
+    if _process_alive(pid):
+        return
+    port = lines[3].strip() if len(lines) > 3 else ""
+    socket_dir = Path(lines[4].strip()) if len(lines) > 4 and lines[4].strip() else None
+    if socket_dir is not None and port:
+        (socket_dir / f".s.PGSQL.{port}.lock").unlink(missing_ok=True)
+    lock.unlink(missing_ok=True)
+
+
+def forget_dead_holders(pgdata: Path) -> list[int]:
+    """Remove the pids of dead processes from the embedded server's handle file (under
+    pgserver's lock); return them."""
+    import json
+
+    path = Path(pgdata) / HANDLE_FILE
+    if not path.exists():
+        return []
+    from pgserver.postgres_server import PostgresServer
+
+    with PostgresServer._lock:
+        try:
+            pids = [int(p) for p in json.loads(path.read_text() or "[]")]
+        except (OSError, ValueError):
+            return []
+        dead = [p for p in pids if not _process_alive(p)]
+        if dead:
+            path.write_text(json.dumps([p for p in pids if p not in dead]))
+    if dead:
+        log.info("forgot %d dead process(es) holding the embedded PostgreSQL: %s",
+                 len(dead), dead)
+    return dead
+
+
+def connection_alive(conn: psycopg.Connection) -> bool:
+    """Whether a kept, idle connection can still be used, without a round trip: a server
+    that stopped or died has closed the socket or sent a termination notice, both of which
+    make it readable while we are not waiting for anything."""
+    if conn.closed or conn.broken:
+        return False
+    try:
+        readable, _, _ = select.select([conn.fileno()], [], [], 0)
+    except (OSError, ValueError, psycopg.Error):
+        return False
+    return not readable
 
 
 def migrations() -> list[tuple[int, str, str]]:
@@ -115,9 +231,11 @@ class Database:
             raise ValueError("Database needs a URL or an embedded data folder")
         self._url = url
         self._pgdata = pgdata
+        self._external = url is not None
         self._ready = False
         self._lock = threading.RLock()
         self._idle: list[psycopg.Connection] = []
+        self._last_restart = 0.0
 
     @classmethod
     def from_settings(cls, settings) -> "Database":
@@ -125,7 +243,7 @@ class Database:
 
     @property
     def embedded(self) -> bool:
-        return self._url is None
+        return not self._external
 
     def url(self) -> str:
         with self._lock:
@@ -149,7 +267,32 @@ class Database:
         try:
             return psycopg.connect(url, autocommit=True)
         except psycopg.OperationalError as exc:
-            raise DatabaseError(f"cannot connect to PostgreSQL at {_redact(url)}: {exc}") from exc
+            failure = exc
+        if self.embedded and self._restart_embedded():
+            url = self.url()
+            try:
+                return psycopg.connect(url, autocommit=True)
+            except psycopg.OperationalError as exc:
+                failure = exc
+        raise DatabaseError(f"cannot connect to PostgreSQL at {_redact(url)}: "
+                            f"{str(failure).strip()}") from failure
+
+    def _restart_embedded(self) -> bool:
+        """Start the embedded server again after it died; False when an attempt was made
+        less than RESTART_EVERY_S ago (the caller reports the database as down)."""
+        with self._lock:
+            if time.monotonic() - self._last_restart < RESTART_EVERY_S:
+                return False
+            self._last_restart = time.monotonic()
+            self.drop_idle()
+            assert self._pgdata is not None
+            self._url = start_embedded(self._pgdata)
+            return True
+
+    def ping(self) -> None:
+        """Raise DatabaseError (or psycopg.Error) unless the database answers now."""
+        with self.connect() as conn:
+            conn.execute("SELECT 1")
 
     @contextmanager
     def connect(self) -> Iterator[psycopg.Connection]:
@@ -166,11 +309,19 @@ class Database:
             self._give_back(conn)
 
     def _take(self) -> psycopg.Connection:
+        dead = 0
         with self._lock:
             while self._idle:
                 conn = self._idle.pop()
-                if not conn.closed:
+                if connection_alive(conn):
                     return conn
+                conn.close()
+                dead += 1
+        if dead:
+            # the server went away under kept connections (restart, crash): all of them
+            # are gone, not just this one
+            log.warning("replaced %d dead kept database connection(s)", dead)
+            self.drop_idle()
         return self._raw_connect()
 
     def _give_back(self, conn: psycopg.Connection) -> None:
@@ -191,6 +342,9 @@ class Database:
 
     def close(self) -> None:
         """Close the kept connections (a process that is done with the database)."""
+        self.drop_idle()
+
+    def drop_idle(self) -> None:
         with self._lock:
             idle, self._idle = self._idle, []
         for conn in idle:

@@ -112,6 +112,7 @@ class CandidateRow:
     why: str
     source_event_ids: Sequence[int]
     status: str  # proposed | below_threshold | rejected_secret
+    topic: str | None = None  # the model's slug; None: the rules choose at staging
 
 
 def insert_candidates(
@@ -122,10 +123,10 @@ def insert_candidates(
     for c in candidates:
         row = conn.execute(
             """INSERT INTO dream_candidates (run_id, day, conversation_id, text, score,
-                   category, namespace, why, source_event_ids, status)
-               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
+                   category, namespace, why, source_event_ids, status, topic)
+               VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id""",
             (run_id, day, conversation_id, c.text, c.score, c.category, c.namespace, c.why,
-             list(c.source_event_ids), c.status),
+             list(c.source_event_ids), c.status, c.topic),
         ).fetchone()
         ids.append(row[0])
     return ids
@@ -145,7 +146,7 @@ def accepted_unstaged(conn: psycopg.Connection, day: date) -> list[dict]:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
             """SELECT c.id, c.run_id AS candidate_run_id, c.text, c.score, c.category,
-                      c.namespace, c.why, c.source_event_ids, v.verdict, v.neighbour_id,
+                      c.topic, c.namespace, c.why, c.source_event_ids, v.verdict, v.neighbour_id,
                       v.similarity, v.reason,
                       (SELECT min(e.occurred_at) FROM events e
                         WHERE e.id = ANY(c.source_event_ids)) AS valid_from

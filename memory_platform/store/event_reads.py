@@ -57,16 +57,22 @@ def events_in_window(
     end: datetime,
     columns: Sequence[str] = EVENT_COLUMNS,
     batch_size: int = 5000,
+    json_as_text: bool = False,
 ) -> Iterable[list[tuple]]:
-    """Events with start <= occurred_at < end, in pages (server-side cursor)."""
+    """Events with start <= occurred_at < end, in pages (server-side cursor). With
+    `json_as_text`, the jsonb columns (raw, attrs) come as PostgreSQL's JSON text instead of
+    parsed Python objects: a copy that only writes them out (the lake) saves parsing and
+    re-serializing every record in Python, which was most of its time."""
     for name in columns:
         if name not in EVENT_COLUMNS and name != "raw":
             raise ValueError(f"unknown events column {name!r}")
+    selected = [f"{c}::text AS {c}" if json_as_text and c in ("raw", "attrs") else c
+                for c in columns]
     with conn.transaction():
         with conn.cursor(name="events_window") as cur:
             cur.itersize = batch_size
             cur.execute(
-                f"SELECT {', '.join(columns)} FROM events "
+                f"SELECT {', '.join(selected)} FROM events "
                 "WHERE occurred_at >= %s AND occurred_at < %s ORDER BY occurred_at, id",
                 (start, end),
             )

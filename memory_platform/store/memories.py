@@ -10,6 +10,7 @@ Rules kept here:
 """
 
 import hashlib
+import re
 from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
@@ -18,9 +19,14 @@ import psycopg
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
+from memory_platform.privacy.personal import sensitivity
 from memory_platform.store.namespaces import ensure_namespace, parse_namespace
 
-CATEGORIES = ("user", "feedback", "project", "reference")
+# The closed set (migration 0007). `episode`: something that happened on a day, and where a
+# memory goes when the classifier is unsure (vault/topics.py), never into a wrong topic.
+CATEGORIES = ("user", "feedback", "project", "reference", "decision", "episode")
+# A topic is a short slug; NULL means "not classified yet" (recall's backfill fills it).
+TOPIC_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,47}$")
 SOURCES = ("hand", "dream", "import", "agent")
 REVIEWS = ("pending", "approved", "skipped")
 
@@ -29,7 +35,7 @@ MEMORY_COLUMNS = (
     "id", "namespace", "text", "category", "source", "status", "review", "review_note",
     "dream_run_id", "candidate_id", "source_event_ids", "score", "why", "verdict",
     "promoted_from", "valid_from", "valid_to", "superseded_by", "created_at", "updated_at",
-    "content_hash",
+    "content_hash", "topic", "sensitive", "sensitive_kinds",
 )
 _MEMORY_SELECT = sql.SQL(", ").join(sql.SQL("m.{}").format(sql.Identifier(c))
                                      for c in MEMORY_COLUMNS)
@@ -46,6 +52,12 @@ def normalize_text(text: str) -> str:
 
 def content_hash(text: str) -> str:
     return hashlib.sha256(normalize_text(text).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def check_topic(topic: str | None) -> None:
+    if topic is not None and not TOPIC_RE.match(topic):
+        raise ValueError(f"invalid topic {topic!r}: a slug of lowercase letters, digits and "
+                         f"'-', at most 48 characters")
 
 
 def add_memory(
@@ -65,11 +77,13 @@ def add_memory(
     verdict: str | None = None,
     promoted_from: int | None = None,
     valid_from: datetime | None = None,
+    topic: str | None = None,
 ) -> tuple[int, bool]:
     """Insert a memory (creating its namespace on first write) and its audit row; return
     (id, created). Staging a dream candidate twice returns the first row's id with
     created=False. Shadow entries start as review='pending' unless told otherwise.
-    The database, not this function, refuses a dream row in a primary namespace."""
+    The database, not this function, refuses a dream row in a primary namespace.
+    `sensitive` is computed here from the text, so no write path can forget it."""
     kind, _ = parse_namespace(namespace)
     if not text or not text.strip():
         raise ValueError("a memory needs some text")
@@ -83,12 +97,15 @@ def add_memory(
         raise ValueError(f"unknown review state {review!r}; use one of {', '.join(REVIEWS)}")
     if not actor:
         raise ValueError("every vault write names its actor")
+    check_topic(topic)
+    kinds = list(sensitivity(text))
     params = {
         "namespace": namespace, "text": text.strip(), "category": category, "source": source,
         "review": review, "dream_run_id": dream_run_id, "candidate_id": candidate_id,
         "source_event_ids": [int(i) for i in source_event_ids], "score": score, "why": why,
         "verdict": verdict, "promoted_from": promoted_from, "valid_from": valid_from,
-        "content_hash": content_hash(text), "actor": actor,
+        "content_hash": content_hash(text), "actor": actor, "topic": topic,
+        "sensitive": bool(kinds), "kinds": kinds,
     }
     with conn.transaction():
         ensure_namespace(conn, namespace)
@@ -98,11 +115,13 @@ def add_memory(
             """WITH ins AS (
                    INSERT INTO memories (namespace, text, category, source, review,
                        dream_run_id, candidate_id, source_event_ids, score, why, verdict,
-                       promoted_from, valid_from, content_hash)
+                       promoted_from, valid_from, content_hash, topic, sensitive,
+                       sensitive_kinds)
                    VALUES (%(namespace)s, %(text)s, %(category)s, %(source)s, %(review)s,
                        %(dream_run_id)s, %(candidate_id)s, %(source_event_ids)s::bigint[],
                        %(score)s, %(why)s, %(verdict)s, %(promoted_from)s,
-                       COALESCE(%(valid_from)s::timestamptz, now()), %(content_hash)s)
+                       COALESCE(%(valid_from)s::timestamptz, now()), %(content_hash)s,
+                       %(topic)s, %(sensitive)s, %(kinds)s::text[])
                    ON CONFLICT (candidate_id) DO NOTHING
                    RETURNING *),
                audit AS (
@@ -230,17 +249,25 @@ def update_memory(
 ) -> dict:
     """Apply `changes` (column -> value; text also refreshes content_hash) to one memory and
     write its audit row (action, actor, before, after) in the same statement. Call with the
-    row locked (lock_memory) in the same transaction, passing its JSON as `before`."""
-    allowed = {"text", "category", "status"}
+    row locked (lock_memory) in the same transaction, passing its JSON as `before`.
+    A new text also refreshes `sensitive` (and what kinds it holds)."""
+    allowed = {"text", "category", "status", "topic"}
     unknown = set(changes) - allowed
     if unknown or not changes:
         raise ValueError(f"cannot change {sorted(unknown) or 'nothing'}")
     if not actor:
         raise ValueError("every vault write names its actor")
     changes = dict(changes)
+    if "category" in changes and changes["category"] not in CATEGORIES:
+        raise ValueError(f"unknown category {changes['category']!r}; use one of "
+                         f"{', '.join(CATEGORIES)}")
+    if "topic" in changes:
+        check_topic(changes["topic"])
     if "text" in changes:
         changes["text"] = changes["text"].strip()
         changes["content_hash"] = content_hash(changes["text"])
+        changes["sensitive_kinds"] = list(sensitivity(changes["text"]))
+        changes["sensitive"] = bool(changes["sensitive_kinds"])
     sets = sql.SQL(", ").join(
         [sql.SQL("{} = {}").format(sql.Identifier(k), sql.Placeholder(k)) for k in changes]
         + [sql.SQL("updated_at = now()")])

@@ -79,10 +79,12 @@ def write_memory_embeddings(
 def memories_to_embed(
     conn: psycopg.Connection, model: str, *, after_id: int = 0, limit: int = 500
 ) -> list[tuple[int, str]]:
-    """(id, text) of memories with no vector for `model`, by id after `after_id`."""
+    """(id, text) of memories with no vector for `model`, by id after `after_id`. A
+    curator's tombstone (status 'cut' or 'purged') has no vector on purpose: its text is a
+    placeholder, its vectors are in the archive or gone."""
     return conn.execute(
         """SELECT m.id, m.text FROM memories m
-           WHERE m.id > %s AND NOT EXISTS (
+           WHERE m.id > %s AND m.status NOT IN ('cut', 'purged') AND NOT EXISTS (
                SELECT 1 FROM memory_embeddings me
                WHERE me.model = %s AND me.memory_id = m.id)
            ORDER BY m.id LIMIT %s""",

@@ -9,14 +9,16 @@ from psycopg import sql
 
 SHADOW_KINDS = ("dream", "ideas")
 
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9._-]*$")
+# fullmatch, never `$`: `$` also matches before a final newline, so "work\n" passed the
+# check and then hit the database's CHECK (a 500).
+_NAME_RE = re.compile(r"[a-z0-9][a-z0-9._-]*")
 MAX_NAME_LENGTH = 100
 
 
 def parse_namespace(name: str) -> tuple[str, str | None]:
     """(kind, primary) of a namespace name: ('primary', None) or ('dream'|'ideas', primary).
     Raises ValueError on a name the vault would refuse, saying why."""
-    if not isinstance(name, str) or not _NAME_RE.match(name) or len(name) > MAX_NAME_LENGTH:
+    if not isinstance(name, str) or not _NAME_RE.fullmatch(name) or len(name) > MAX_NAME_LENGTH:
         raise ValueError(
             f"invalid namespace {name!r}: use lowercase letters, digits, '.', '_' and '-', "
             f"starting with a letter or digit, at most {MAX_NAME_LENGTH} characters"

@@ -20,6 +20,7 @@ import psycopg
 from psycopg import sql
 from psycopg.rows import dict_row
 
+from memory_platform.privacy.personal import sensitivity
 from memory_platform.store.memories import MEMORY_COLUMNS, content_hash
 
 _COLS = sql.SQL(", ").join(sql.SQL("m.{}").format(sql.Identifier(c)) for c in MEMORY_COLUMNS)
@@ -170,15 +171,17 @@ def insert_promoted(
 ) -> dict:
     """The primary row for a shadow entry: its text (maybe edited), and the shadow's
     category, source and provenance, `promoted_from` = the shadow, valid from when the
-    shadow's fact began to hold. Audit action 'promote'. Returns the new row."""
+    shadow's fact began to hold, its category and topic. Audit action 'promote'. Returns
+    the new row; `sensitive` is computed from the (maybe edited) text."""
+    kinds = list(sensitivity(text))
     query = sql.SQL(
         """WITH ins AS (
                INSERT INTO memories (namespace, text, category, source, status, review,
                    dream_run_id, source_event_ids, score, why, verdict, promoted_from,
-                   valid_from, content_hash)
+                   valid_from, content_hash, topic, sensitive, sensitive_kinds)
                SELECT %(namespace)s, %(text)s, s.category, s.source, 'active', NULL,
                       s.dream_run_id, s.source_event_ids, s.score, s.why, s.verdict, s.id,
-                      s.valid_from, %(hash)s
+                      s.valid_from, %(hash)s, s.topic, %(sensitive)s, %(kinds)s::text[]
                FROM memories s WHERE s.id = %(shadow)s
                RETURNING *),
            audit AS (
@@ -188,7 +191,8 @@ def insert_promoted(
     ).format(cols=_COLS)
     row = conn.execute(query, {"namespace": namespace, "text": text.strip(),
                                "hash": content_hash(text), "shadow": shadow_id,
-                               "actor": actor}).fetchone()
+                               "actor": actor, "sensitive": bool(kinds),
+                               "kinds": kinds}).fetchone()
     if row is None:
         raise LookupError(f"memory {shadow_id} vanished while being promoted")
     return dict(zip(MEMORY_COLUMNS, row, strict=True))
@@ -237,9 +241,13 @@ def set_review(
 
 
 def supersede(conn: psycopg.Connection, old_id: int, new_id: int, *, actor: str) -> dict:
-    """The old fact stops holding now: valid_to and superseded_by are set, the row stays."""
+    """The old fact stops holding when the new one began to (the new row's valid_from, the
+    time of the turns it came from), not when someone reviewed it: valid_to and
+    superseded_by are set, the row stays. A new fact dated before the old one began ends
+    the old one where it began (valid_to never precedes valid_from)."""
     row = conn.execute(
-        _audited_update(sql.SQL("valid_to = greatest(now(), valid_from), "
+        _audited_update(sql.SQL("valid_to = greatest((SELECT n.valid_from FROM memories n "
+                                "WHERE n.id = %(new)s), valid_from), "
                                 "superseded_by = %(new)s"), "supersede"),
         {"id": old_id, "new": new_id, "actor": actor},
     ).fetchone()

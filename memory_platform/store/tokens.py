@@ -1,11 +1,12 @@
-"""SQL of API tokens (migration 0005). Only hashes reach this module: the secret itself is
+"""SQL of API tokens (migrations 0005 and 0009, the token's kind). Only hashes reach this module: the secret itself is
 made, shown and hashed in `memory_platform.vault.tokens`, and never written anywhere."""
 
 from collections.abc import Sequence
 
 import psycopg
 
-TOKEN_COLUMNS = ("id", "name", "namespaces", "created_at", "last_used_at", "revoked_at")
+TOKEN_COLUMNS = ("id", "name", "kind", "namespaces", "created_at", "last_used_at",
+                 "revoked_at")
 _SELECT = ", ".join(TOKEN_COLUMNS)
 
 
@@ -14,17 +15,19 @@ def _row(row) -> dict:
 
 
 def insert_token(
-    conn: psycopg.Connection, *, name: str | None, token_hash: str, namespaces: Sequence[str]
+    conn: psycopg.Connection, *, name: str | None, token_hash: str, namespaces: Sequence[str],
+    kind: str = "agent",
 ) -> dict:
     """Store a token's hash; without a name it is called `token-<id>`. A taken name raises
     ValueError (names are unique: the audit trail identifies a token by its name)."""
     try:
         row = conn.execute(
-            f"""INSERT INTO api_tokens (id, name, token_hash, namespaces)
-                SELECT s.id, COALESCE(%(name)s, 'token-' || s.id), %(hash)s, %(ns)s::text[]
+            f"""INSERT INTO api_tokens (id, name, token_hash, namespaces, kind)
+                SELECT s.id, COALESCE(%(name)s, 'token-' || s.id), %(hash)s, %(ns)s::text[],
+                       %(kind)s
                 FROM (SELECT nextval(pg_get_serial_sequence('api_tokens', 'id')) AS id) s
                 RETURNING {_SELECT}""",
-            {"name": name, "hash": token_hash, "ns": list(namespaces)},
+            {"name": name, "hash": token_hash, "ns": list(namespaces), "kind": kind},
         ).fetchone()
     except psycopg.errors.UniqueViolation as exc:
         if "token_hash" in str(exc):  # 256 random bits colliding: never, but say so
@@ -55,7 +58,7 @@ def live_by_hash(conn: psycopg.Connection, token_hash: str) -> tuple[dict, str] 
                 WHERE a.id = t.id AND (t.last_used_at IS NULL
                                        OR t.last_used_at < now() - interval '{TOUCH_EVERY}')
                 RETURNING a.last_used_at)
-            SELECT t.id, t.name, t.namespaces, t.created_at,
+            SELECT t.id, t.name, t.kind, t.namespaces, t.created_at,
                    COALESCE((SELECT last_used_at FROM touched), t.last_used_at),
                    t.revoked_at, t.token_hash
             FROM t""",

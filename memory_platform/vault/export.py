@@ -3,8 +3,9 @@
 Every memory of the namespace, whatever its status (read in one snapshot, page by page, no
 cap; the count is asserted), each with its state: `current` (holds now), `superseded` (a
 later fact replaced it: valid_to and superseded_by), `expired` (valid_to without a
-successor), `archived`, or for a shadow namespace its review state (`pending`, `approved`,
-`skipped`). Files are written whole (temporary file, then rename).
+successor), `archived`, `cut` / `purged` (a curator's tombstone: its text is in the
+curator's archive until the purge), or for a shadow namespace its review state (`pending`,
+`approved`, `skipped`). Files are written whole (temporary file, then rename).
 """
 
 import json
@@ -16,12 +17,13 @@ from memory_platform.store import Database
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault
 
-STATES = ("current", "superseded", "expired", "archived", "pending", "approved", "skipped")
+STATES = ("current", "superseded", "expired", "archived", "cut", "purged", "pending",
+          "approved", "skipped")
 
 
 def memory_state(row: dict) -> str:
-    if row["status"] == "archived":
-        return "archived"
+    if row["status"] in ("archived", "cut", "purged"):
+        return row["status"]
     if row["superseded_by"] is not None:
         return "superseded"
     if row["valid_to"] is not None:
@@ -54,7 +56,9 @@ def to_markdown(namespace: str, rows: list[dict], counts: dict[str, int],
     if kind != "primary":
         lines.append(f"A shadow namespace ({kind}): entries awaiting or past review.")
     titles = {"current": "Current facts", "superseded": "Superseded (no longer true)",
-              "expired": "Expired", "archived": "Archived", "pending": "Pending review",
+              "expired": "Expired", "archived": "Archived",
+              "cut": "Cut by the curator (restorable)", "purged": "Purged by the curator",
+              "pending": "Pending review",
               "approved": "Approved (promoted)", "skipped": "Skipped"}
     for state in STATES:
         group = [r for r in rows if r["state"] == state]

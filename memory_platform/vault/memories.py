@@ -1,5 +1,7 @@
-"""The vault's service layer: durable memories, one namespace per project or persona. Plain
-functions over a `Database`, called by the CLI now and by the REST and MCP faces later.
+"""Memories without a caller's scope: writing one with its vector, listing a namespace in
+one snapshot, embedding what has no vector, fused semantic + verbatim search over given
+namespaces. The vault's own building blocks: faces never call this module, they call
+vault/service.py, which checks the scope and the write rules and then comes here.
 
 Vectors of memories come from the vault embedder, named by MEMORY_PLATFORM_VAULT_EMBEDDER
 (default `local`, the plain all-MiniLM-L6-v2). It is chosen separately from the events'
@@ -17,6 +19,8 @@ from memory_platform.settings import load_settings
 from memory_platform.store import Database, memory_embeddings, memory_search
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.store import recall as recall_store
+from memory_platform.vault import topics
 
 PAGE_SIZE = 500
 EMBED_PAGE = 256  # memories embedded and committed per transaction
@@ -63,19 +67,30 @@ def _require_namespace(conn, name: str) -> dict:
     return found
 
 
+def label(conn, namespace: str, text: str, category: str | None,
+          topic: str | None) -> topics.Classification:
+    """The category and topic a write gets: the writer's, else the rules' (vault/topics.py)
+    with the namespace's (or its primary's) existing topics to match."""
+    kind, primary = namespace_store.parse_namespace(namespace)
+    known = recall_store.namespace_topics(conn, namespace if kind == "primary" else primary)
+    return topics.classify(text, category=category, topic=topic, known_topics=known)
+
+
 def add(
     db: Database,
     namespace: str,
     text: str,
-    category: str,
+    category: str | None,
     actor: str,
     source: str = "hand",
     *,
     embedder: Embedder | None = None,
+    topic: str | None = None,
 ) -> dict:
     """Add a memory by hand (or import) and embed it; returns the stored row plus `created`.
     Adding the same text (up to whitespace) to a namespace again returns the active memory
-    already there with created=False: a repeated command adds nothing twice."""
+    already there with created=False: a repeated command adds nothing twice. Without a
+    category or topic, the rules of vault/topics.py choose them."""
     if not text or not text.strip():
         raise ValueError("a memory needs some text")
     namespace_store.parse_namespace(namespace)
@@ -89,9 +104,10 @@ def add(
             if existing is not None:
                 memory_id, created = existing, False
             else:
+                labelled = label(conn, namespace, text, category, topic)
                 memory_id, created = memory_store.add_memory(
-                    conn, namespace=namespace, text=text, category=category, source=source,
-                    actor=actor)
+                    conn, namespace=namespace, text=text, category=labelled.category,
+                    source=source, actor=actor, topic=labelled.topic)
                 memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
                                                           [(memory_id, vector)])
         row = memory_store.get_memory(conn, memory_id)
@@ -164,39 +180,6 @@ def embed_missing_memories(db: Database, embedder: Embedder | None = None) -> di
                 [(memory_id, v) for (memory_id, _), v in zip(page, vectors, strict=True)])
     return {"embedded": embedded, "model": embedder.name,
             "seconds": round(time.perf_counter() - began, 3)}
-
-
-def search(
-    db: Database,
-    query: str,
-    namespace: str | None = None,
-    k: int = 10,
-    *,
-    embedder: Embedder | None = None,
-    include_superseded: bool = False,
-) -> list[dict]:
-    """Memories nearest to `query` by meaning, plus those containing it verbatim (a port, a
-    version, an error code: tokens an embedding barely sees). Verbatim matches come first,
-    then by similarity. Without `namespace`, every primary namespace is searched; a shadow
-    namespace can be named to search what waits for review. Facts that stopped being true
-    (superseded, valid_to past) are left out unless `include_superseded`. Each hit: id,
-    namespace, text, review, status, valid_to, superseded_by, similarity (None when the
-    memory has no vector), match ('semantic', 'keyword' or 'both')."""
-    if not query or not query.strip():
-        raise ValueError("search needs a query")
-    if k <= 0:
-        raise ValueError("k must be positive")
-    embedder = embedder or vault_embedder()
-    vector = embedder.embed([memory_store.normalize_text(query)])[0]
-    with db.connect() as conn:
-        if namespace is not None:
-            _require_namespace(conn, namespace)
-            namespaces = [namespace]
-        else:
-            namespaces = [n["name"] for n in namespace_store.list_namespaces(conn)
-                          if n["kind"] == "primary"]
-    return search_namespaces(db, embedder, vector, query, namespaces, k,
-                             include_superseded=include_superseded)
 
 
 def search_namespaces(db: Database, embedder: Embedder, vector: np.ndarray, query: str,

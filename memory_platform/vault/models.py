@@ -7,7 +7,7 @@ from typing import Generic, Literal, TypeVar
 
 from pydantic import BaseModel, Field
 
-Category = Literal["user", "feedback", "project", "reference"]
+Category = Literal["user", "feedback", "project", "reference", "decision", "episode"]
 Item = TypeVar("Item", bound=BaseModel)
 
 

@@ -5,6 +5,8 @@ the decisions are in `vault/review.py`."""
 
 from datetime import datetime, timezone
 
+from memory_platform.privacy.masking import mask_secrets
+from memory_platform.privacy.personal import mask_personal
 from memory_platform.store import Database, memory_search
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as store
@@ -117,7 +119,11 @@ def _entry(conn, row: dict, primary: str, model: VaultModel) -> dict:
     return {
         "id": row["id"], "namespace": row["namespace"], "target_namespace": primary,
         "text": row["text"], "score": row["score"], "why": row["why"],
-        "category": row["category"], "source": row["source"],
+        "category": row["category"], "source": row["source"], "topic": row["topic"],
+        # Personal data is shown masked until the reviewer reveals it.
+        "sensitive": bool(row["sensitive"]),
+        "masked_text": mask_personal(mask_secrets(row["text"])[0]) if row["sensitive"]
+        else row["text"],
         "created_at": row["created_at"], "valid_from": row["valid_from"],
         "provenance": {"dream_run_id": row["dream_run_id"], "candidate_id": row["candidate_id"],
                        "source_event_ids": list(row["source_event_ids"] or [])},

@@ -10,8 +10,9 @@ shadow entries with review='pending'. A decision ends that:
                the shadow entry becomes review='approved'
     skip       review='skipped' with an optional reason; the dedup gate keeps comparing new
                candidates with skipped entries, so the dream does not propose them again
-    supersede  approve, and the contradicted fact gets valid_to and superseded_by (never
-               deleted)
+    supersede  approve, and the contradicted fact gets superseded_by and valid_to = the new
+               fact's valid_from (when it began to hold, not when it was reviewed); never
+               deleted
 
 Each decision is one transaction that locks the shadow row and checks it is still pending:
 of two decisions on one entry, exactly one wins and the other raises `ReviewConflict`
@@ -31,6 +32,7 @@ from datetime import datetime
 
 from memory_platform.query.embeddings import Embedder
 from memory_platform.store import Database, memory_embeddings
+from memory_platform.store import curator_archive as curator_store
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as store
@@ -122,11 +124,15 @@ def _decide(
         existing = memory_store.find_by_hash(conn, target, final_text)
         if existing is not None and old is None:
             # The namespace already states it: approving adds nothing twice.
+            sources = _supersede_sources(conn, memory_id, target, existing, actor)
+            # The note ends with "as memory N": store/review.approvals_between reads it.
             after = store.set_review(conn, memory_id, review="approved", actor=actor,
-                                     note=f"already in {target} as memory {existing}",
+                                     note=_sources_note(sources).lstrip("; ")
+                                     + ("; " if sources else "")
+                                     + f"already in {target} as memory {existing}",
                                      action="approve")
-            return _result("approve", after, existing, target, final_text, edited, False,
-                           None, actor)
+            return {**_result("approve", after, existing, target, final_text, edited, False,
+                              None, actor), "superseded_sources": sources}
         promoted = store.insert_promoted(conn, memory_id, namespace=target, text=final_text,
                                          actor=actor)
         if vector is not None or not store.copy_vector(conn, model.name, memory_id,
@@ -139,12 +145,41 @@ def _decide(
         if old is not None:
             store.supersede(conn, old["id"], promoted["id"], actor=actor)
             note = f"supersedes memory {old['id']}"
+        sources = _supersede_sources(conn, memory_id, target, promoted["id"], actor)
+        if sources:
+            note = (note + "; " if note else "") + _sources_note(sources).lstrip("; ")
         if edited:
             note = "edited" + (f"; {note}" if note else "")
         after = store.set_review(conn, memory_id, review="approved", note=note, actor=actor,
                                  action="approve")
-    return _result("supersede" if old is not None else "approve", after, promoted["id"],
-                   target, final_text, edited, True, old["id"] if old else None, actor)
+    return {**_result("supersede" if old is not None else "approve", after, promoted["id"],
+                      target, final_text, edited, True, old["id"] if old else None, actor),
+            "superseded_sources": sources}
+
+
+def _supersede_sources(conn, memory_id: int, target: str, new_id: int, actor: str
+                       ) -> list[int]:
+    """A curator merge or contradiction (curator_proposals), approved: the sources it names
+    that are still current facts of the target namespace are superseded by the approved
+    one. A source already ended, edited away or cut is left as it is."""
+    proposal = curator_store.proposal_for_shadow(conn, memory_id)
+    if proposal is None:
+        return []
+    superseded = []
+    for source_id in proposal["source_memory_ids"]:
+        if source_id == new_id:
+            continue
+        source = store.lock_memory(conn, source_id)
+        if (source is not None and source["namespace"] == target and source["review"] is None
+                and source["status"] == "active" and source["valid_to"] is None
+                and source["superseded_by"] is None):
+            store.supersede(conn, source_id, new_id, actor=actor)
+            superseded.append(int(source_id))
+    return superseded
+
+
+def _sources_note(sources: list[int]) -> str:
+    return f"; supersedes memories {', '.join(str(i) for i in sources)}" if sources else ""
 
 
 def _lock_current_fact(conn, memory_id: int, namespace: str) -> dict:
@@ -215,7 +250,8 @@ def supersede(
     embedder: Embedder | None = None,
 ) -> dict:
     """Approve a pending entry that contradicts `old_memory_id`, a current fact of the same
-    primary namespace: the new fact is promoted and the old one gets valid_to = now() and
+    primary namespace: the new fact is promoted and the old one gets valid_to = the new
+    fact's valid_from (when the turns it came from happened, not the review's time) and
     superseded_by = the new id, in one transaction. The old row is never deleted.
     Raises ReviewConflict when the entry is no longer pending or the old fact no longer
     current."""

@@ -15,6 +15,12 @@ the first matching rule wins, else `default` (itself "personal" unless the file 
 
 A rule with both `project` and `source` needs both to match. Routing is code, not the
 model's choice: a dream cannot talk its way into another namespace.
+
+The same file ties a namespace to the project repository its memories describe, so the
+weekly curator runs situated in it (reading the code and its git history):
+
+    [repos]
+    acme = "/home/me/src/acme"        # absolute, `~/...`, or relative to this file
 """
 
 import fnmatch
@@ -52,6 +58,8 @@ class Routing:
     default: str = DEFAULT_NAMESPACE
     rules: tuple[Rule, ...] = field(default_factory=tuple)
     origin: str = "built-in default"
+    # namespace -> the repository its memories describe (the curator's working directory)
+    repos: dict[str, Path] = field(default_factory=dict)
 
     def route(self, *, project: str | None, source: str | None) -> str:
         for rule in self.rules:
@@ -83,7 +91,19 @@ class Routing:
                 raise RoutingError(f"{where}: needs `project` or `source` to match on")
             rules.append(Rule(_namespace(raw["namespace"], where), raw.get("project"),
                               raw.get("source")))
-        return cls(default, tuple(rules), str(path))
+        repos = data.get("repos", {})
+        if not isinstance(repos, dict):
+            raise RoutingError(f"{path}: [repos] must be a table of namespace = \"path\"")
+        tied = {}
+        for name, folder in repos.items():
+            where = f"{path}: repos.{name}"
+            if not isinstance(folder, str) or not folder.strip():
+                raise RoutingError(f"{where}: needs a repository path")
+            folder_path = Path(folder).expanduser()
+            if not folder_path.is_absolute():
+                folder_path = path.parent / folder_path
+            tied[_namespace(name, where)] = folder_path
+        return cls(default, tuple(rules), str(path), tied)
 
 
 def _namespace(value, where: str) -> str:

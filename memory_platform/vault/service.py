@@ -4,23 +4,33 @@ or writes anything of `personal`.
 
 - Listing is a counted keyset page (`items`, `total`, `next_after_id`): never capped
   silently; a caller pages until `next_after_id` is None.
-- Human writes (REST) go to the namespace named; an agent's (MCP `vault_add`) go to
-  `<namespace>__ideas` only, as source 'agent', review 'pending'.
+- A person's writes (REST with a person's token, the CLI) go to the namespace named; an
+  agent's (MCP `vault_add`, REST with an agent token) go to `<namespace>__ideas` only, as
+  source 'agent', review 'pending', after the dedup gate the dream's candidates pass
+  (vault/gate.py). An agent changes only `__ideas` entries and never decides a review
+  (`check_reviewer`).
 - Edits and archives write their audit row (before/after) in the same statement; nothing
   is hard-deleted.
 - No model in the loop but the vault embedder, for the new text of an add or an edit and
-  for a search query.
+  for a search query, and the dedup gate's judge for an agent's idea when one is given.
 """
 
+from memory_platform.llm import LLM
 from memory_platform.privacy.masking import MASK, looks_like_secret
 from memory_platform.query.embeddings import Embedder
+from memory_platform.query.inputs import InvalidInput, check_optional_text, check_text
 from memory_platform.store import Database, memory_embeddings
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
+from memory_platform.vault import gate
 from memory_platform.vault import memories as vault_service
 from memory_platform.vault.tokens import Scope
+from memory_platform.vault.topics import slugify
 
 MAX_PAGE = 1000
+# A memory is a fact, not a file: a few sentences. Longer text is refused on every write
+# path (REST, MCP, CLI), so one request cannot make every listing of a namespace huge.
+MAX_TEXT_CHARS = 4000
 DEFAULT_PAGE = 100
 STATUSES = ("active", "archived", "all")
 
@@ -35,6 +45,10 @@ class NotFound(LookupError):
 
 class Conflict(RuntimeError):
     """The memory's state does not allow the change (an edit of an archived memory)."""
+
+
+class TooLong(InvalidInput):
+    """The memory's text is longer than MAX_TEXT_CHARS."""
 
 
 def _status_filter(status: str) -> str | None:
@@ -65,14 +79,35 @@ def _require(conn, scope: Scope, namespace: str) -> dict:
 
 def _check_text(text: str, category: str | None) -> None:
     """The rules every write of a memory's text keeps."""
-    if not text or not text.strip():
+    check_text(text, "the memory's text")
+    if not text.strip():
         raise ValueError("a memory needs some text")
+    if len(text) > MAX_TEXT_CHARS:
+        raise TooLong(f"a memory is one fact of at most {MAX_TEXT_CHARS} characters; this "
+                      f"text has {len(text)}")
     if category is not None and category not in memory_store.CATEGORIES:
         raise ValueError(f"unknown category {category!r}; use one of "
                          f"{', '.join(memory_store.CATEGORIES)}")
     if MASK in text or looks_like_secret(text):
         raise ValueError("refused: the text looks like it holds a credential; secrets are "
                          "never stored in the vault")
+
+
+def check_reviewer(scope: Scope) -> None:
+    """Refuse an agent's scope where a person must decide (review decisions): the gate
+    exists so that what an agent suggests is judged by someone else."""
+    if scope.agent:
+        raise Forbidden("an agent token suggests memories; reviewing them needs a person's "
+                        "token (memory-platform token create --kind person)")
+
+
+def _check_agent_change(scope: Scope, namespace: str, memory_id: int) -> None:
+    """An agent may change only what waits in an `__ideas` namespace: a reviewed memory is
+    changed by a person."""
+    if scope.agent and namespace_store.parse_namespace(namespace)[0] != "ideas":
+        raise Forbidden(f"memory {memory_id} is in {namespace!r}; an agent token changes "
+                        f"only suggestions in <namespace>__ideas (a person's token edits, "
+                        f"archives and restores reviewed memories)")
 
 
 def namespaces(db: Database, scope: Scope) -> list[dict]:
@@ -135,10 +170,17 @@ def embed_text(embedder: Embedder | None, text: str):
     return embedder, embedder.embed([memory_store.normalize_text(text)])[0]
 
 
-def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *, actor: str,
-        embedder: Embedder | None = None) -> dict:
-    """A human's write over REST: into the namespace named (a primary or its `__ideas`;
-    `__dream` is the dream's own). The same text twice returns the first (created=False)."""
+def add(db: Database, scope: Scope, namespace: str, text: str, category: str | None, *,
+        actor: str, embedder: Embedder | None = None, topic: str | None = None,
+        llm: LLM | None = None) -> dict:
+    """A write over REST or the CLI. A person's goes into the namespace named (a primary or
+    its `__ideas`; `__dream` is the dream's own); an agent's scope makes it a suggestion
+    (`add_idea`: through the dedup gate, with `llm` as its judge, into `<primary>__ideas`,
+    pending review). The same text twice returns the first (created=False). Without a
+    category or topic, the rules of vault/topics.py choose them."""
+    if scope.agent:
+        return add_idea(db, scope, namespace, text, category, actor=actor, embedder=embedder,
+                        topic=topic, llm=llm)
     kind, _ = namespace_store.parse_namespace(namespace)
     check(scope, namespace)
     if kind == "dream":
@@ -146,15 +188,23 @@ def add(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
                          f"namespace or to its __ideas")
     _check_text(text, category)
     return vault_service.add(db, namespace, text, category, actor, "hand",
-                             embedder=embedder or vault_service.vault_embedder())
+                             embedder=embedder or vault_service.vault_embedder(), topic=topic)
 
 
-def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str, *,
-             actor: str, why: str | None = None, embedder: Embedder | None = None) -> dict:
+def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str | None, *,
+             actor: str, why: str | None = None, embedder: Embedder | None = None,
+             topic: str | None = None, llm: LLM | None = None) -> dict:
     """An agent's write: always into `<primary>__ideas` (source 'agent', review 'pending'),
     whether `namespace` names the primary or its ideas shadow; never a primary namespace.
-    Text already in the primary or pending in ideas is not added twice (created=False and
-    the existing id). Text that looks like a credential is refused."""
+    Text that looks like a credential is refused.
+
+    An idea passes the dedup gate a dream candidate passes (vault/gate.py): text already in
+    the primary or pending in ideas, a near-identical statement of a known fact (same
+    significant tokens) or, with `llm` as the judge, one it calls the same fact is not added
+    (created=False: the known memory's row, with `verdict` 'duplicate' or 'same_fact' and
+    `reason`). What passes is staged with its verdict ('new' or 'contradiction') and
+    `reason`. A grey-band idea with no judge given is staged unjudged (verdict None,
+    `reason` says so): the reviewer decides it."""
     kind, primary = namespace_store.parse_namespace(namespace)
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
@@ -162,39 +212,72 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
     primary = namespace if kind == "primary" else primary
     check(scope, primary)
     _check_text(text, category)
+    check_optional_text(why, "why")
     target = namespace_store.shadow_of(primary, "ideas")
     embedder, vector = embed_text(embedder, text)
     with db.connect() as conn:
         memory_embeddings.ensure_memory_model(conn, embedder.name, embedder.dims)
+        existing = memory_store.find_by_hash(conn, primary, text)
+        if existing is None:
+            existing = memory_store.find_by_hash(conn, target, text)
+        verdict = None
+        if existing is None:
+            verdict = _gate(conn, text, primary, embedder, vector, llm)
+            if verdict is not None and not verdict.accepted:
+                known = verdict.neighbour.memory_id if verdict.neighbour else None
+                assert known is not None  # only batch entries lack an id; there is no batch
+                row = memory_store.get_memory(conn, known)
+                assert row is not None
+                return {**row, "created": False, "verdict": verdict.verdict,
+                        "reason": verdict.reason}
         with conn.transaction():
-            existing = memory_store.find_by_hash(conn, primary, text)
-            if existing is None:
-                existing = memory_store.find_by_hash(conn, target, text)
+            if existing is None:  # checked again: a concurrent add of the same text
+                existing = (memory_store.find_by_hash(conn, primary, text)
+                            or memory_store.find_by_hash(conn, target, text))
             if existing is not None:
                 memory_id, created = existing, False
             else:
+                labelled = vault_service.label(conn, target, text, category, topic)
                 memory_id, created = memory_store.add_memory(
-                    conn, namespace=target, text=text, category=category, source="agent",
-                    review="pending", why=why, actor=actor)
+                    conn, namespace=target, text=text, category=labelled.category,
+                    source="agent", review="pending", why=why, actor=actor,
+                    topic=labelled.topic, verdict=verdict.verdict if verdict else None)
                 memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
                                                           [(memory_id, vector)])
         row = memory_store.get_memory(conn, memory_id)
     assert row is not None
-    return {**row, "created": created}
+    if not created:
+        return {**row, "created": False, "verdict": "duplicate",
+                "reason": "the same text is already in the vault"}
+    reason = (verdict.reason if verdict else
+              "close to a known memory and no judge was given: staged unjudged for review")
+    return {**row, "created": True, "reason": reason}
+
+
+def _gate(conn, text: str, primary: str, embedder: Embedder, vector,
+          llm: LLM | None) -> gate.Verdict | None:
+    """The dedup gate's verdict on an idea; None when it needs a judge and none is given."""
+    found = gate.screen(conn, text, primary, embedder=embedder, vector=vector)
+    if isinstance(found, gate.Verdict):
+        return found
+    return gate.judge(llm, text, found.to_judge) if llm is not None else None
 
 
 def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | None = None,
-         category: str | None = None, embedder: Embedder | None = None) -> dict:
-    """Edit text and/or category (audit action 'edit', before and after). A new text is
-    re-embedded. Editing an archived memory is a Conflict; an edit that changes nothing
+         category: str | None = None, embedder: Embedder | None = None,
+         topic: str | None = None) -> dict:
+    """Edit text, category and/or topic (audit action 'edit', before and after). A new text
+    is re-embedded. Editing an archived memory is a Conflict; an edit that changes nothing
     writes nothing (changed=False)."""
-    if text is None and category is None:
-        raise ValueError("give a new text or category")
+    if text is None and category is None and topic is None:
+        raise ValueError("give a new text, category or topic")
     if text is not None:
         _check_text(text, category)
-    elif category not in memory_store.CATEGORIES:
+    elif category is not None and category not in memory_store.CATEGORIES:
         raise ValueError(f"unknown category {category!r}; use one of "
                          f"{', '.join(memory_store.CATEGORIES)}")
+    if topic is not None:
+        topic = slugify(topic)
     vector = None
     if text is not None:
         # Embed before writing (outside the row lock): a model that fails changes nothing.
@@ -207,6 +290,7 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
             if locked is None or not scope.permits(locked[0]["namespace"]):
                 raise NotFound(f"no memory with id {memory_id}")
             current, before = locked
+            _check_agent_change(scope, current["namespace"], memory_id)
             if current["status"] != "active":
                 raise Conflict(f"memory {memory_id} is {current['status']}; it cannot be "
                                f"edited")
@@ -216,6 +300,8 @@ def edit(db: Database, scope: Scope, memory_id: int, *, actor: str, text: str | 
                 changes["text"] = text
             if category is not None and category != current["category"]:
                 changes["category"] = category
+            if topic is not None and topic != current["topic"]:
+                changes["topic"] = topic
             if not changes:
                 return {**current, "changed": False}
             row = memory_store.update_memory(conn, memory_id, changes=changes, action="edit",
@@ -247,6 +333,14 @@ def _set_status(db: Database, scope: Scope, memory_id: int, status: str, *, acti
             if locked is None or not scope.permits(locked[0]["namespace"]):
                 raise NotFound(f"no memory with id {memory_id}")
             current, before = locked
+            if current["status"] in ("cut", "purged"):
+                # The curator's tombstone pairs with its archive: only the curator's
+                # restore (or its purge) may change it.
+                raise Conflict(f"memory {memory_id} was cut by the curator"
+                               + (f"; `memory-platform curator restore {memory_id}` brings "
+                                  f"it back within its window" if current["status"] == "cut"
+                                  else " and purged"))
+            _check_agent_change(scope, current["namespace"], memory_id)
             if current["status"] == status:
                 return {**current, "changed": False}
             if status == "active":
@@ -266,7 +360,8 @@ def search(db: Database, scope: Scope, query: str, *, namespace: str | None = No
     scope: {query, namespaces, hits}. Without `namespace`, every primary namespace in
     scope; a shadow namespace in scope can be named to search what waits for review.
     Facts that stopped being true are left out unless `include_superseded`."""
-    if not query or not query.strip():
+    check_text(query, "query")
+    if not query.strip():
         raise ValueError("search needs a query")
     if not 1 <= k <= 100:
         raise ValueError("k must be between 1 and 100")

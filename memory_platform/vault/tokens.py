@@ -1,6 +1,6 @@
 """API tokens scoped to vault namespaces, and the `Scope` every vault face checks.
 
-    memory-platform token create --namespaces work,personal [--name laptop]
+    memory-platform token create --kind agent|person --namespaces work,personal [--name laptop]
     memory-platform token list
     memory-platform token revoke ID
 
@@ -9,7 +9,17 @@ creation; the database keeps only its sha256, so a leaked database leaks no usab
 Verifying hashes the presented secret, looks the hash up among unrevoked tokens and compares
 the hashes with `hmac.compare_digest`.
 
-A token for `work` may read and write `work`, `work__dream` and `work__ideas`, nothing else.
+A token for `work` may read `work`, `work__dream` and `work__ideas`, nothing else. What it
+may write depends on its kind (migration 0009):
+
+- `person`: a person's own client or script. Writes go to the namespace named, audited as
+  `api:<name>`; it may edit, archive and restore, and decide review entries.
+- `agent`: an AI agent or automation holding a token. It suggests: a write to `work` is
+  staged in `work__ideas` (source 'agent', review 'pending'), exactly like MCP `vault_add`,
+  so the review gate holds whatever face the agent uses; it may edit, archive or restore
+  only entries of `__ideas`, and never decides a review. New tokens are `agent` unless made
+  `person` on purpose (least privilege); tokens from before kinds existed are `person`
+  (that is how they behaved).
 """
 
 import hashlib
@@ -24,23 +34,26 @@ from memory_platform.store import tokens as store
 
 PREFIX = "mp_"
 RESERVED_NAMES = ("admin", "local")
+KINDS = ("person", "agent")
 
 
 @dataclass(frozen=True)
 class Scope:
     """The vault namespaces a caller may touch: `primaries` and their shadows, or every
     namespace when `primaries` is None (the admin token, an unauthenticated loopback call,
-    an MCP server started without --namespaces)."""
+    an MCP server started without --namespaces). `agent` is True for an agent token: its
+    writes are suggestions (see the module docstring)."""
 
     primaries: frozenset[str] | None = None
+    agent: bool = False
 
     @classmethod
     def everything(cls) -> "Scope":
         return cls(None)
 
     @classmethod
-    def of(cls, namespaces: Iterable[str]) -> "Scope":
-        return cls(frozenset(parse_namespaces(namespaces)))
+    def of(cls, namespaces: Iterable[str], *, agent: bool = False) -> "Scope":
+        return cls(frozenset(parse_namespaces(namespaces)), agent)
 
     @property
     def unrestricted(self) -> bool:
@@ -58,7 +71,9 @@ class Scope:
         return (namespace if kind == "primary" else primary) in self.primaries
 
     def describe(self) -> str:
-        return "every namespace" if self.primaries is None else ", ".join(sorted(self.primaries))
+        where = "every namespace" if self.primaries is None else ", ".join(
+            sorted(self.primaries))
+        return f"{where} (agent: suggestions only)" if self.agent else where
 
 
 def parse_namespaces(namespaces: Iterable[str] | str) -> list[str]:
@@ -92,16 +107,20 @@ class Token:
     id: int
     name: str
     scope: Scope
+    kind: str = "person"
 
     @property
     def actor(self) -> str:
         return f"api:{self.name}"
 
 
-def create(db: Database, namespaces: Iterable[str] | str, name: str | None = None
-           ) -> tuple[dict, str]:
-    """Create a token; return (its row, the secret). The secret is returned here once and
-    exists nowhere else afterwards."""
+def create(db: Database, namespaces: Iterable[str] | str, name: str | None = None,
+           kind: str = "agent") -> tuple[dict, str]:
+    """Create a token of `kind` ('agent', the default: least privilege, or 'person'); return
+    (its row, the secret). The secret is returned here once and exists nowhere else
+    afterwards."""
+    if kind not in KINDS:
+        raise ValueError(f"unknown token kind {kind!r}; use one of {', '.join(KINDS)}")
     allowed = parse_namespaces(namespaces)
     if name is not None and name.strip().lower() in RESERVED_NAMES:
         raise ValueError(f"the token name {name!r} is reserved (the audit trail records the "
@@ -109,7 +128,7 @@ def create(db: Database, namespaces: Iterable[str] | str, name: str | None = Non
     secret = PREFIX + secrets.token_urlsafe(32)
     with db.connect() as conn:
         row = store.insert_token(conn, name=name, token_hash=hash_secret(secret),
-                                 namespaces=allowed)
+                                 namespaces=allowed, kind=kind)
     return row, secret
 
 
@@ -126,7 +145,8 @@ def verify(db: Database, secret: str | None) -> Token | None:
     row, stored = found
     if not hmac.compare_digest(stored.encode(), presented.encode()):
         return None
-    return Token(id=int(row["id"]), name=row["name"], scope=Scope.of(row["namespaces"]))
+    return Token(id=int(row["id"]), name=row["name"], kind=row["kind"],
+                 scope=Scope.of(row["namespaces"], agent=row["kind"] == "agent"))
 
 
 def any_live(db: Database) -> bool:

@@ -534,7 +534,8 @@ def test_invalid_utf8(tmp_path: Path) -> None:
     path = tmp_path / "s.jsonl"
     path.write_bytes(broken + b"\n" + json.dumps(rec("u2", "u1")).encode() + b"\n")
     out = run(path)
-    assert out["issues"] == []
+    [issue] = out["issues"]  # repaired, kept, and said so
+    assert issue.line == 1 and "invalid UTF-8" in issue.message
     first, second = out["events"]
     assert first.text == "caf\u00e9 \ufffd\ufffd"
     assert first.attrs["invalid_utf8"] is True

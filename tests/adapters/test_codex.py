@@ -291,7 +291,8 @@ def test_invalid_utf8_and_nul(tmp_path: Path) -> None:
     path = tmp_path / ROLLOUT
     path.write_bytes(json.dumps(meta()).encode() + b"\n" + bad + b"\n" + nul + b"\n")
     out = run(path)
-    assert out["issues"] == []
+    [issue] = out["issues"]  # repaired, kept, and said so
+    assert issue.line == 2 and "invalid UTF-8" in issue.message
     lines = by_line(out["events"])
     assert lines[2].text == "ab \ufffd(" and lines[2].attrs["invalid_utf8"] is True
     assert lines[3].text == "a\ufffdb"

@@ -63,6 +63,7 @@ from memory_platform.adapters.jsonl import (
     pg_text,
     scan_back,
     str_or_dump,
+    unreadable,
 )
 
 # Small session/bookkeeping records: kept raw, no readable text.
@@ -117,7 +118,10 @@ class ClaudeCodeAdapter:
             if isinstance(item, ParseIssue):
                 yield item
                 continue
-            made = self._event(item, file, stem, tools, abandoned)
+            try:
+                made = self._event(item, file, stem, tools, abandoned)
+            except Exception as error:  # noqa: BLE001 - reported, the file goes on
+                made = unreadable(file, item, error)
             if isinstance(made, ParseIssue):
                 yield made
                 continue
@@ -188,7 +192,7 @@ class ClaudeCodeAdapter:
             parsed = Parsed("other", "summary", text, None, None if text else "empty summary")
             if rec.get("leafUuid") is not None:
                 attrs["leaf_uuid"] = rec.get("leafUuid")
-        elif rtype in _META_TYPES:
+        elif isinstance(rtype, str) and rtype in _META_TYPES:
             parsed = Parsed("other", "meta", "", None, type_name)
         else:
             # Unknown record type: keep it, and salvage message text if it has any.

@@ -58,6 +58,7 @@ from memory_platform.adapters.jsonl import (
     pg_text,
     scan_back,
     str_or_dump,
+    unreadable,
 )
 
 # event_msg types that only repeat a response_item turn for the UI.
@@ -94,7 +95,10 @@ class CodexAdapter:
             if isinstance(item, ParseIssue):
                 yield item
                 continue
-            made = self._event(item, file, session)
+            try:
+                made = self._event(item, file, session)
+            except Exception as error:  # noqa: BLE001 - reported, the file goes on
+                made = unreadable(file, item, error)
             if isinstance(made, ParseIssue):
                 yield made
                 continue

@@ -30,6 +30,7 @@ from typing import Any
 
 import ijson
 
+from memory_platform.adapters._json_guard import GuardedReader
 from memory_platform.adapters._json_stream import (
     OPEN_ERRORS,
     Opener,
@@ -197,7 +198,8 @@ def _looks_like_gemini(opener: Opener) -> bool:
                 return "outer-cell" in head and "gemini" in head.lower()
             if first != b"[":
                 return False
-            for count, record in enumerate(ijson.items(stream, "item", use_float=True)):
+            for count, record in enumerate(
+                    ijson.items(GuardedReader(stream), "item", use_float=True)):
                 if not isinstance(record, dict) or not ({"header", "products"} & record.keys()):
                     return False
                 if is_gemini_row(record):

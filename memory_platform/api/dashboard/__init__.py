@@ -11,6 +11,11 @@
     GET  /review/api/{namespace}/entries?after_id=   the next page of cards (HTML)
     GET  /review/api/status                   Dagster recording: queued, recorded, failed
     GET  /review/static/...                   the CSS and JS (served here, no CDN)
+    GET  /review/orchard                      the projects: the week's ranking, edit forms,
+                                              proposals (orchard.py; its forms go to /orchard)
+    GET  /review/curator?namespace=           the curator's cuts by run, refused runs first,
+                                              purge countdowns (curator.py; j/k r)
+    POST /review/api/curator/cuts/{id}/restore        restore a cut within its window
 
 A decision is made synchronously, in the request, by `review.approve/skip/supersede`: the
 entry is promoted and readable when the response arrives (a Dagster run in process takes
@@ -22,15 +27,17 @@ the header of every page (queued, recorded, failed, last error). Decisions still
 when a server stops are not lost to Dagster: at start, the recorder looks for approvals of
 the last 14 days without a successful run and records them (`PromotionRecorder.catch_up`).
 
-Auth is the app's `resolve_caller` (api/vault.py), which also accepts the login cookie.
+Auth is the app's rules (api/access.py; the resolver also accepts the login cookie).
 A token scoped to `work` sees only work's cards and entries (403 for a namespace, 404 for
 an entry outside it). Decisions are audited as `dashboard:<token name>` (`dashboard:local`
 on open loopback, `dashboard:admin` with the admin token).
 
 Modules: routes.py (the routes, thin: scope checks and service calls), recorder.py (the
-Dagster recording), pages.py (Jinja2 rendering, auto-escaped), templates/ (the HTML),
-static/ (review.css; status.js, the header on every page; review.js, the keyboard and
-the actions of a namespace's page).
+Dagster recording), pages.py (Jinja2 rendering, auto-escaped), orchard.py (the projects
+page, mounted by api/orchard.py), curator.py (the curator page, mounted by api/curator.py),
+templates/ (the HTML), static/ (review.css; status.js, the header on every page; review.js,
+the keyboard and the actions of a namespace's page; orchard.js, the projects page's forms;
+curator.js, the curator page's keyboard and restore).
 """
 
 from memory_platform.api.dashboard.recorder import PromotionRecorder

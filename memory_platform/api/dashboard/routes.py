@@ -3,7 +3,8 @@ it answers with. No SQL and no review rules here: those are vault.queue (what wa
 vault.review (the decisions), vault.service (namespaces and memories, scoped) and
 query.search (the source turns)."""
 
-from collections.abc import Callable
+import hmac
+import secrets
 from typing import Annotated
 from urllib.parse import parse_qs, quote
 
@@ -13,16 +14,21 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, Field
 from starlette.requests import Request as StarletteRequest
 
+from memory_platform.api import access
+from memory_platform.api.access import SESSION_COOKIE, Caller, Rule, Rules
 from memory_platform.api.dashboard import pages
 from memory_platform.api.dashboard.recorder import PromotionRecorder
-from memory_platform.api.vault import SESSION_COOKIE, Caller
 from memory_platform.store import Database
 from memory_platform.vault import queue as review_queue
-from memory_platform.vault import review
+from memory_platform.vault import review, sources
 from memory_platform.vault import service as vault_service
 
 PAGE = review_queue.PAGE_SIZE
 CONTEXT_TURNS = 3
+# The login form's CSRF token (double submit): a cookie only this site's pages can read
+# back into the form (SameSite=Strict, so a cross-site POST carries none).
+CSRF_COOKIE = "mp_csrf"
+LOGIN_PATH = "/review/login"
 
 
 class ApproveBody(BaseModel):
@@ -47,25 +53,22 @@ def _actor(caller: Caller) -> str:
     return "dashboard:" + caller.actor.split(":", 1)[-1]
 
 
-def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
+def dashboard_router(database: Database, rules: Rules,
                      recorder: PromotionRecorder | None = None) -> APIRouter:
     """The /review pages and their JSON actions; decisions are recorded as Dagster runs by
-    `recorder` (default: a PromotionRecorder on the `memory-platform up` instance)."""
+    `recorder` (default: a PromotionRecorder on the `memory-platform up` instance). Pages
+    and reads are `scoped`, decisions `reviewer` (a person's token), the login form
+    `public` (api/access.py)."""
     router = APIRouter(prefix="/review", include_in_schema=False)
     recorder = recorder or PromotionRecorder()
     router.recorder = recorder  # for tests and the benchmark
+    resolve = rules.resolve
 
-    def page_caller(request: Request) -> Caller:
-        try:
-            return resolve(request)
-        except HTTPException as exc:
-            if exc.status_code == 401:  # a browser goes to the login form
-                raise HTTPException(status_code=303, headers={
-                    "Location": f"/review/login?next={quote(request.url.path)}"}) from exc
-            raise
-
-    PageCaller = Annotated[Caller, Depends(page_caller)]
-    ApiCaller = Annotated[Caller, Depends(resolve)]
+    # a browser without a token goes to the login form
+    PageCaller = Annotated[Caller, Depends(rules.page(Rule.SCOPED, LOGIN_PATH))]
+    ApiCaller = Annotated[Caller, Depends(rules.scoped)]
+    Reviewer = Annotated[Caller, Depends(rules.reviewer)]
+    public = [Depends(rules.public)]
 
     def visible(caller: Caller, namespace: str) -> None:
         if not caller.scope.permits(namespace):
@@ -106,28 +109,41 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
         except ValueError as exc:
             raise HTTPException(status_code=422, detail=str(exc)) from exc
 
-    def record(done: dict) -> None:
+    def record(done: dict, namespace: str) -> None:
         recorder.submit(done["memory_id"], done["promoted_id"], actor=done["actor"],
-                        old_memory_id=done.get("superseded_id"))
+                        old_memory_id=done.get("superseded_id"), namespace=namespace)
 
     # --- pages
 
-    @router.get("/login", response_class=HTMLResponse)
-    def login_form(next: str = "/review", error: str = "") -> HTMLResponse:
-        return pages.page("login.html", next=next, error=error)
+    @router.get("/login", response_class=HTMLResponse, dependencies=public)
+    def login_form(request: Request, next: str = "/review", error: str = "") -> HTMLResponse:
+        csrf = request.cookies.get(CSRF_COOKIE) or secrets.token_urlsafe(32)
+        response = pages.page("login.html", next=next, error=error, csrf=csrf)
+        response.set_cookie(CSRF_COOKIE, csrf, httponly=True, samesite="strict",
+                            path=LOGIN_PATH, secure=request.url.scheme == "https")
+        return response
 
-    @router.post("/login")
+    @router.post("/login", dependencies=public)
     async def login(request: Request) -> RedirectResponse:
-        form = parse_qs((await request.body()).decode())
+        try:
+            form = parse_qs((await request.body()).decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            raise HTTPException(status_code=422, detail="the form is not UTF-8") from exc
+        given = (form.get("csrf") or [""])[0]
+        expected = request.cookies.get(CSRF_COOKIE, "")
+        if not expected or not hmac.compare_digest(given.encode(), expected.encode()):
+            # A login form posted from another site (login CSRF), or a stale page.
+            raise HTTPException(status_code=403, detail="the login form has expired or "
+                                "came from another site; reload /review/login")
         token = (form.get("token") or [""])[0].strip()
         target = (form.get("next") or ["/review"])[0]
-        if not target.startswith("/review"):
+        if not target.startswith("/review") or target.startswith("//"):
             target = "/review"  # no open redirect
         probe = StarletteRequest({"type": "http", "method": "GET", "path": "/review",
                                   "headers": [(b"authorization", f"Bearer {token}".encode())]})
         try:
             resolve(probe)
-        except HTTPException:
+        except (HTTPException, ValueError):
             return RedirectResponse(f"/review/login?next={quote(target)}&error="
                                     f"{quote('that token is not valid')}", status_code=303)
         response = RedirectResponse(target, status_code=303)
@@ -143,18 +159,15 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
     @router.get("/event/{event_id:int}", response_class=HTMLResponse)
     def event(event_id: int, caller: PageCaller, memory: int | None = None) -> HTMLResponse:
-        from memory_platform.query import search as cairn
-
-        if not caller.scope.unrestricted:
-            # cairn is not split by namespace: a scoped caller sees only turns an entry of
-            # theirs cites, and their conversation context.
-            cited = own_entry(caller, memory)["source_event_ids"] if memory is not None else []
-            if event_id not in (cited or []):
-                raise HTTPException(status_code=403, detail="a scoped token opens only the "
-                                    "source turns its own entries cite")
-        found = cairn.get_event(database, event_id, before=CONTEXT_TURNS, after=CONTEXT_TURNS)
-        if found is None:
-            raise HTTPException(status_code=404, detail=f"no event with id {event_id}")
+        # What a caller may see of cairn is vault.sources' rule: a scoped token, only the
+        # turns its own entry cites, masked.
+        try:
+            found = sources.source_turn(database, caller.scope, event_id, memory_id=memory,
+                                        context=CONTEXT_TURNS)
+        except vault_service.Forbidden as exc:
+            raise HTTPException(status_code=403, detail=str(exc)) from exc
+        except vault_service.NotFound as exc:
+            raise HTTPException(status_code=404, detail=str(exc)) from exc
         return pages.page("event.html", event_id=event_id, found=found)
 
     @router.get("/{namespace}", response_class=HTMLResponse)
@@ -166,7 +179,9 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
 
     @router.get("/api/status")
     def status(caller: ApiCaller) -> dict:
-        return recorder.status()
+        """The recording of decisions in the caller's namespaces only (another
+        namespace's errors name its memories)."""
+        return recorder.status(caller.scope)
 
     @router.get("/api/{namespace}/entries")
     def more_entries(namespace: str, caller: ApiCaller, after_id: int = 0) -> dict:
@@ -176,24 +191,24 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
                 "next_after_id": found["next_after_id"]}
 
     @router.post("/api/entries/{memory_id:int}/approve")
-    def approve(memory_id: int, body: ApproveBody, caller: ApiCaller) -> dict:
-        own_entry(caller, memory_id, body.namespace)
+    def approve(memory_id: int, body: ApproveBody, caller: Reviewer) -> dict:
+        entry = own_entry(caller, memory_id, body.namespace)
         done = decide(review.approve, database, memory_id, actor=_actor(caller),
                       text=body.text, namespace=body.namespace)
-        record(done)
+        record(done, entry["namespace"])
         return done
 
     @router.post("/api/entries/{memory_id:int}/supersede")
-    def supersede(memory_id: int, body: SupersedeBody, caller: ApiCaller) -> dict:
-        own_entry(caller, memory_id)
+    def supersede(memory_id: int, body: SupersedeBody, caller: Reviewer) -> dict:
+        entry = own_entry(caller, memory_id)
         own_entry(caller, body.old_memory_id)
         done = decide(review.supersede, database, memory_id, actor=_actor(caller),
                       old_memory_id=body.old_memory_id, text=body.text)
-        record(done)
+        record(done, entry["namespace"])
         return done
 
     @router.post("/api/entries/{memory_id:int}/skip")
-    def skip(memory_id: int, body: SkipBody, caller: ApiCaller) -> dict:
+    def skip(memory_id: int, body: SkipBody, caller: Reviewer) -> dict:
         # A skip promotes nothing, so it is no vault_promotions run; vault_audit records it.
         own_entry(caller, memory_id)
         row = decide(review.skip, database, memory_id, actor=_actor(caller),
@@ -201,14 +216,15 @@ def dashboard_router(database: Database, resolve: Callable[[Request], Caller],
         return {"memory_id": row["id"], "action": "skip", "review_note": row["review_note"]}
 
     @router.post("/api/bulk-approve")
-    def bulk_approve(body: BulkBody, caller: ApiCaller) -> dict:
-        for memory_id in body.ids:
-            own_entry(caller, memory_id)
+    def bulk_approve(body: BulkBody, caller: Reviewer) -> dict:
+        namespaces = {memory_id: own_entry(caller, memory_id)["namespace"]
+                      for memory_id in body.ids}
         actor = _actor(caller)
         results = review.bulk_approve(database, body.ids, actor=actor)
         for r in results:
             if r["outcome"] == "approved":
-                recorder.submit(r["id"], r["promoted_id"], actor=actor)
+                recorder.submit(r["id"], r["promoted_id"], actor=actor,
+                                namespace=namespaces[r["id"]])
         return {"results": results}
 
     return router
@@ -219,8 +235,9 @@ def mount_dashboard(app, database: Database, recorder: PromotionRecorder | None 
     /review/static (no auth: they are the package's own files, no data). The recorder is
     kept as `app.state.review_recorder`, and starts catching up on approvals an earlier
     server left unrecorded (its thread: `app.state.review_catch_up`)."""
-    router = dashboard_router(database, app.state.resolve_caller, recorder)
+    router = dashboard_router(database, app.state.rules, recorder)
     app.state.review_recorder = router.recorder
     app.state.review_catch_up = router.recorder.catch_up(database)
     app.mount(pages.STATIC_URL, StaticFiles(directory=pages.STATIC_DIR), name="review-static")
+    access.declare(app.routes[-1], Rule.PUBLIC)  # the package's own CSS and JS, no data
     app.include_router(router)

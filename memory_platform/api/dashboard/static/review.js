@@ -52,6 +52,9 @@ list.addEventListener('click',ev=>{const b=ev.target.closest('button[data-act]')
   ev.target.blur();}
  if(!b)return;const k=b.dataset.act;
  if(k==='edit')edit(card);else if(k==='skip')skip(card);else act(card,k);});
+// A sensitive memory is shown masked until the reviewer asks for its text.
+list.addEventListener('click',ev=>{const r=ev.target.closest('button.reveal');if(!r)return;
+ const t=r.closest('.text');t.textContent=t.querySelector('template').content.textContent;});
 list.addEventListener('change',ev=>{if(ev.target.classList.contains('target'))ev.target.blur();});
 async function bulk(){const picked=cards().filter(c=>c.querySelector('.pick').checked);
  if(!picked.length)return;const [status,d]=await post('/review/api/bulk-approve',

@@ -7,7 +7,7 @@ from typing import ClassVar, Literal, Protocol
 
 from pydantic import BaseModel, Field, model_validator
 
-from memory_platform.privacy.masking import mask_secrets
+from memory_platform.privacy.masking import masked
 
 JUDGE_PROMPT_VERSION = "dedup-judge-2025-11-29"
 
@@ -80,11 +80,12 @@ Give `neighbour` (the [handle] of the memory it matches or contradicts) and a on
 
 
 def judge_prompt(text: str, shown: Sequence[tuple[Quoted, tuple[str, ...]]]) -> str:
-    """The judge's prompt; credentials are masked in every text it quotes (rule 10)."""
+    """The judge's prompt; credentials are masked in every text it quotes and in the
+    prompt as a whole (rule 10)."""
     lines = []
     for i, (n, tokens) in enumerate(shown, 1):
-        lines.append(f"[{i}] {mask_secrets(n.text)[0]}")
+        lines.append(f"[{i}] {masked(n.text)}")
         if tokens:
             lines.append("    tokens that differ from the candidate: "
-                         + ", ".join(mask_secrets(t)[0] for t in tokens))
-    return JUDGE_PROMPT.format(candidate=mask_secrets(text)[0], neighbours="\n".join(lines))
+                         + ", ".join(masked(t) for t in tokens))
+    return masked(JUDGE_PROMPT.format(candidate=masked(text), neighbours="\n".join(lines)))

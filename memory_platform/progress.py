@@ -1,0 +1,104 @@
+"""How far long work got. A `Tracker` turns counts into a line with the rate and the time
+left ("importing: 12/40 files, 35,210 events, 1,204 events/s, about 0:00:31 left"), at most
+every few seconds. The assets send each line to the run's log (the Dagster UI shows it);
+a terminal that waits on an in-process run (`memory-platform up`, `dream`) listens too
+(`listening`), so a long import or embedding is never minutes of silence.
+"""
+
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+_listeners: list[Callable[[str], None]] = []
+_lock = threading.Lock()
+
+
+@contextmanager
+def listening(listener: Callable[[str], None]) -> Iterator[None]:
+    """Send every progress line of this process to `listener` while the block runs."""
+    with _lock:
+        _listeners.append(listener)
+    try:
+        yield
+    finally:
+        with _lock:
+            _listeners.remove(listener)
+
+
+def emit(line: str) -> None:
+    with _lock:
+        listeners = list(_listeners)
+    for listener in listeners:
+        listener(line)
+
+
+def _clock(seconds: float) -> str:
+    seconds = int(round(seconds))
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+class Tracker:
+    """Counts of one piece of work. `total` (of the main unit) may be unknown (None): the
+    line then has no time left. `report` receives each line (also sent to `emit`)."""
+
+    def __init__(self, what: str, unit: str, total: int | None = None, *,
+                 report: Callable[[str], None] | None = None, every: float = 5.0,
+                 clock: Callable[[], float] = time.monotonic):
+        self.what, self.unit, self.total = what, unit, total
+        self.done = 0
+        self.extra: dict[str, int] = {}
+        self._report = report
+        self._every = every
+        self._clock = clock
+        self._started = clock()
+        self._last = self._started
+        self._finished = False
+
+    def advance(self, amount: int = 1, **extra: int) -> None:
+        """`amount` more of the main unit; `extra` counts (events, chunks...) add up."""
+        self.done += amount
+        for name, value in extra.items():
+            self.extra[name] = self.extra.get(name, 0) + value
+        self._maybe_report()
+
+    def update(self, done: int, total: int | None = None) -> None:
+        self.done = done
+        if total is not None:
+            self.total = total
+        self._maybe_report()
+
+    def rate(self) -> float:
+        elapsed = self._clock() - self._started
+        return self.done / elapsed if elapsed > 0 else 0.0
+
+    def line(self) -> str:
+        parts = [f"{self.done:,}/{self.total:,} {self.unit}" if self.total is not None
+                 else f"{self.done:,} {self.unit}"]
+        parts += [f"{value:,} {name}" for name, value in self.extra.items()]
+        elapsed = self._clock() - self._started
+        rate = self.rate()
+        parts.append(f"{rate:,.0f} {self.unit}/s" if rate >= 10 else f"{rate:,.1f} {self.unit}/s")
+        if self.total is not None and rate > 0 and self.done < self.total:
+            parts.append(f"about {_clock((self.total - self.done) / rate)} left")
+        elif self._finished or (self.total is not None and self.done >= self.total):
+            parts.append(f"in {_clock(elapsed)}")
+        return f"{self.what}: " + ", ".join(parts)
+
+    def _maybe_report(self) -> None:
+        now = self._clock()
+        if now - self._last >= self._every:
+            self._last = now
+            self._send()
+
+    def finish(self) -> str:
+        """Report the final line, whatever the interval; returns it."""
+        self._finished = True
+        self._send()
+        return self.line()
+
+    def _send(self) -> None:
+        line = self.line()
+        if self._report is not None:
+            self._report(line)
+        emit(line)
