@@ -107,3 +107,18 @@ def test_mcp_vault_add_goes_through_the_gate_with_the_servers_judge(db, embedder
     answer = result.structured_content
     assert (answer["created"], answer["id"], answer["verdict"]) == (False, known, "same_fact")
     assert len(llm.calls) == 1 and ideas_in(db) == []
+
+
+def test_an_embedder_the_gate_was_not_measured_for_stages_the_idea_unjudged(db):
+    # The thresholds are cosines of all-MiniLM-L6-v2; another model's cosines mean something
+    # else, so the idea is staged for the reviewer instead of failing the agent's write.
+    from helpers.api import HashEmbedder
+
+    other = HashEmbedder()
+    vault.add(db, NS, "Deploys go out on Tuesdays.", "project", "test", embedder=other)
+    llm = ScriptedProvider(answers=[])
+    row = idea(db, other, "Deploys go out on Tuesday mornings.", llm)
+    assert row["created"] is True and row["verdict"] is None
+    assert f"calibrated for all-MiniLM-L6-v2, not {other.name}" in row["reason"]
+    assert [r["text"] for r in ideas_in(db)] == ["Deploys go out on Tuesday mornings."]
+    assert llm.calls == []

@@ -203,8 +203,9 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
     significant tokens) or, with `llm` as the judge, one it calls the same fact is not added
     (created=False: the known memory's row, with `verdict` 'duplicate' or 'same_fact' and
     `reason`). What passes is staged with its verdict ('new' or 'contradiction') and
-    `reason`. A grey-band idea with no judge given is staged unjudged (verdict None,
-    `reason` says so): the reviewer decides it."""
+    `reason`. A grey-band idea with no judge given, or any idea when the vault's embedder is
+    not the one the gate's thresholds were measured for (e.g. `openai`), is staged unjudged
+    (verdict None, `reason` says so): the reviewer decides it."""
     kind, primary = namespace_store.parse_namespace(namespace)
     if kind == "dream":
         raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
@@ -221,7 +222,14 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
         if existing is None:
             existing = memory_store.find_by_hash(conn, target, text)
         verdict = None
-        if existing is None:
+        unjudged = "close to a known memory and no judge was given: staged unjudged for review"
+        if existing is not None:
+            pass
+        elif embedder.name != gate.THRESHOLDS.model:
+            # Cosine thresholds do not carry over between models; the review gate decides.
+            unjudged = (f"the dedup gate is calibrated for {gate.THRESHOLDS.model}, not "
+                        f"{embedder.name}: staged unjudged for review")
+        else:
             verdict = _gate(conn, text, primary, embedder, vector, llm)
             if verdict is not None and not verdict.accepted:
                 known = verdict.neighbour.memory_id if verdict.neighbour else None
@@ -249,8 +257,7 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
     if not created:
         return {**row, "created": False, "verdict": "duplicate",
                 "reason": "the same text is already in the vault"}
-    reason = (verdict.reason if verdict else
-              "close to a known memory and no judge was given: staged unjudged for review")
+    reason = verdict.reason if verdict else unjudged
     return {**row, "created": True, "reason": reason}
 
 
