@@ -34,6 +34,7 @@ from memory_platform.query import embeddings as emb
 from memory_platform.query import search as service
 from memory_platform.query.backfill import FIRST_KINDS
 from memory_platform.store import Database
+from memory_platform.store import embeddings as embedding_store
 
 Log = Callable[[str], None]
 SEED = 11
@@ -91,8 +92,24 @@ def _keyword_right_after_import(db: Database) -> dict:
             "seconds": round(time.perf_counter() - began, 3)}
 
 
+class _TurnsSearchable(Exception):
+    """Raised from the backfill's progress callback once every conversation turn has a
+    vector (`--turns-only`): the pages written so far are committed."""
+
+
+def _stop_when_turns_searchable(db: Database, model: str):
+    turns = embedding_store.Backlog(kinds=FIRST_KINDS)
+
+    def progress(done: int, total: int) -> None:
+        with db.connect() as conn:
+            if embedding_store.count_to_embed(conn, model, turns) == 0:
+                raise _TurnsSearchable
+
+    return progress
+
+
 def run_size(events: int, workdir: Path, admin_url: str, log: Log,
-             embedder_name: str | None = None) -> dict:
+             embedder_name: str | None = None, turns_only: bool = False) -> dict:
     root = workdir / f"history-{events}"
     manifest = synthetic.generate_history(root, events, seed=SEED)
     targets = _targets(root)
@@ -116,10 +133,19 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Log,
                 (list(FIRST_KINDS),)).fetchall())
         embedder = _Timed(emb.get_embedder(embedder_name))
         began = time.perf_counter()
-        counts = emb.embed_missing(db, embedder)
-        embed_s = time.perf_counter() - began
+        if turns_only:
+            try:
+                emb.embed_missing(db, embedder,
+                                  progress=_stop_when_turns_searchable(db, embedder.name))
+            except _TurnsSearchable:
+                pass
+            embed_s = first_s = time.perf_counter() - began
+            counts = {"turns_only": True, "first_page_seconds": None}
+        else:
+            counts = emb.embed_missing(db, embedder)
+            embed_s = time.perf_counter() - began
+            first_s = counts["first_kinds_seconds"]
         load_end = _load()
-        first_s = counts["first_kinds_seconds"]
         log(f"  {embedder.name}: conversation turns searchable by meaning after "
             f"{first_s:.0f} s, everything after {embed_s:.0f} s; model {embedder.model_seconds:.0f} s, "
             f"{embedder.tokens / max(embedder.model_seconds, 1e-9):,.0f} tokens/s; load "
@@ -148,19 +174,21 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Log,
 
 
 def run(sizes: Sequence[int], out: Path, log: Log = print,
-        embedder_name: str | None = None) -> dict:
+        embedder_name: str | None = None, turns_only: bool = False) -> dict:
     results = []
     with tempfile.TemporaryDirectory(prefix="mp-bench-ready-") as tmp:
         admin_url = server_url(Path(tmp))
         for size in sizes:
             log(f"{size:,} events:")
-            results.append(run_size(size, Path(tmp), admin_url, log, embedder_name))
+            results.append(run_size(size, Path(tmp), admin_url, log, embedder_name,
+                                    turns_only=turns_only))
     report = {
         "benchmark": "time to searchable",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
                     "platform": platform.platform()},
         "results": results,
+        "turns_only": turns_only,
     }
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, default=str) + "\n")
@@ -174,8 +202,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(prog="python -m memory_platform.bench.searchable")
     parser.add_argument("--sizes", default="10000,100000")
     parser.add_argument("--embedder", default=None, help="default: MEMORY_PLATFORM_EMBEDDER")
+    parser.add_argument("--turns-only", action="store_true",
+                        help="stop once every conversation turn has a vector (tool traffic "
+                             "is left; the figure issue 12 asks for)")
     parser.add_argument("--out", type=Path,
                         default=Path("benchmarks/results/searchable.json"))
     args = parser.parse_args()
     run([int(s.replace("_", "")) for s in args.sizes.split(",") if s], args.out,
-        embedder_name=args.embedder)
+        embedder_name=args.embedder, turns_only=args.turns_only)
