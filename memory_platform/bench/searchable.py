@@ -31,6 +31,7 @@ from memory_platform.bench.common import server_url
 from memory_platform.bench.ingest import _targets
 from memory_platform.ingest import importer
 from memory_platform.query import embeddings as emb
+from memory_platform.query import quantized
 from memory_platform.query import search as service
 from memory_platform.query.backfill import FIRST_KINDS
 from memory_platform.store import Database
@@ -41,29 +42,56 @@ SEED = 11
 
 
 class _Timed:
-    """The embedder, with its model time and input tokens counted."""
+    """The embedder, with its model time and input tokens counted (the interim embedder's
+    too: counted in its own _Timed and added to this one's)."""
 
-    def __init__(self, inner: emb.Embedder) -> None:
+    def __init__(self, inner: emb.Embedder, parent: "_Timed | None" = None) -> None:
         self.inner = inner
+        self.parent = parent
         self.name, self.dims = inner.name, inner.dims
         self.context_turns = getattr(inner, "context_turns", 0)
         self.context_chars = getattr(inner, "context_chars", 0)
         self.model_seconds = 0.0
         self.inputs = 0
         self.tokens = 0
+        self.interim: _Timed | None = None
+        self.setup: dict = {}
 
     def chunk(self, text: str) -> list[tuple[int, int]]:
         return self.inner.chunk(text)
 
+    def interim_embedder(self) -> tuple["_Timed", str]:
+        began = time.perf_counter()
+        pick = getattr(self.inner, "interim_embedder", None)
+        inner, runtime = pick() if pick else (self.inner, "same model")
+        self.interim = _Timed(inner, parent=self)
+        # building the int8 model file on first use (query/quantized.py) is counted here
+        self.interim.setup = {"runtime": runtime, "builds": quantized.builds,
+                              "seconds": round(time.perf_counter() - began, 1)}
+        return self.interim, runtime
+
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         began = time.perf_counter()
         vectors = self.inner.embed(texts)
-        self.model_seconds += time.perf_counter() - began
-        self.inputs += len(texts)
+        seconds = time.perf_counter() - began
         model = getattr(getattr(self.inner, "inner", self.inner), "_model", None)
-        if model is not None:  # the local model: count what it read (truncated at 256)
-            self.tokens += sum(len(ids) for ids in model.token_ids(texts))
+        # the local model: count what it read (truncated at 256)
+        tokens = sum(len(ids) for ids in model.token_ids(texts)) if model is not None else 0
+        for timed in (self, self.parent) if self.parent else (self,):
+            timed.model_seconds += seconds
+            timed.inputs += len(texts)
+            timed.tokens += tokens
         return vectors
+
+
+def _interim_figures(interim: _Timed | None) -> dict | None:
+    """What the interim vectors cost (part of the model figures above)."""
+    if interim is None:
+        return None
+    return {**interim.setup,
+            "model_seconds": round(interim.model_seconds, 1), "model_inputs": interim.inputs,
+            "model_tokens": interim.tokens,
+            "tokens_per_second": round(interim.tokens / max(interim.model_seconds, 1e-9))}
 
 
 def _load() -> list[float]:
@@ -150,6 +178,7 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Log,
             f"{first_s:.0f} s, everything after {embed_s:.0f} s; model {embedder.model_seconds:.0f} s, "
             f"{embedder.tokens / max(embedder.model_seconds, 1e-9):,.0f} tokens/s; load "
             f"{load_start} -> {load_end}")
+        log(f"  interim vectors: {_interim_figures(embedder.interim)}")
     finally:
         with psycopg.connect(admin_url, autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -169,6 +198,7 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Log,
         "database_and_chunking_seconds": round(embed_s - embedder.model_seconds, 1),
         "model_inputs": embedder.inputs, "model_tokens": embedder.tokens,
         "tokens_per_second": round(embedder.tokens / max(embedder.model_seconds, 1e-9)),
+        "interim": _interim_figures(embedder.interim),
         "counts": counts, "load_average_start": load_start, "load_average_end": load_end,
     }
 

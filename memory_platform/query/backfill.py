@@ -15,6 +15,12 @@ searchable by meaning after about half the work; the real vectors then replace t
 first. Queries are embedded by the plain model for both, so the two mix in one index (an
 interim vector is the same model reading less). A turn with no previous turns gets its real
 vector at once: for it the two inputs are the same.
+
+The interim vectors come from the embedder's `interim_embedder()` when it has one: for
+`local-ctx2` the same model with int8 weights under onnxruntime (query/quantized.py, ~2x
+the numpy model's speed, cosine ~0.99 to its vectors), else the numpy model itself; the
+counts say which (`interim_runtime`). Real vectors, upgrades included, and queries always
+come from the exact model.
 """
 
 import time
@@ -74,14 +80,15 @@ def embed_missing(
 
     `progress(done, total)` counts pages of events through every step (a turn given an
     interim vector counts again when upgraded). Returns counts: events (given vectors now),
-    interim (given interim vectors), upgraded (interim vectors replaced), chunks (rows
-    written), reused (rows whose vector was copied), embedded (model inputs computed),
+    interim (given interim vectors), interim_runtime (what computed them: `onnxruntime-int8`,
+    `numpy`, `same model`; None without an interim step), upgraded (interim vectors
+    replaced), chunks (rows written), reused (rows whose vector was copied), embedded (model inputs computed),
     blank (events skipped: no text), seconds, first_page_seconds (when the newest page of
     turns was searchable by meaning) and first_kinds_seconds (when every conversation turn
     had a vector, interim or real)."""
     began = time.perf_counter()
-    counts = {"events": 0, "interim": 0, "upgraded": 0, "chunks": 0, "reused": 0,
-              "embedded": 0, "blank": 0}
+    counts = {"events": 0, "interim": 0, "interim_runtime": None, "upgraded": 0,
+              "chunks": 0, "reused": 0, "embedded": 0, "blank": 0}
     context = getattr(embedder, "context_turns", 0) > 0
     turns = Backlog(start, end, FIRST_KINDS)
     # The real step for turns also takes turns holding only interim rows: an interrupted
@@ -92,8 +99,10 @@ def embed_missing(
         embedding_store.ensure_model(conn, embedder.name, embedder.dims)
         counts["blank"] = embedding_store.count_blank_events(conn, start, end)
         backlog = embedding_store.count_to_embed(conn, embedder.name, turns) if context else 0
+        stand_in: Embedder | None = None  # computes the interim vectors
         if backlog > INTERIM_MIN_TURNS:
             steps.insert(0, ("interim", turns))
+            stand_in, counts["interim_runtime"] = _interim_embedder(embedder)
         total = done = 0
         first_done = first_page = 0.0
         for n, (step, backlog_step) in enumerate(steps):
@@ -110,7 +119,8 @@ def embed_missing(
                 if not page:
                     break
                 before = (page[-1].occurred_at, page[-1].id)
-                _embed_page(conn, embedder, page, counts, interim=step == "interim",
+                _embed_page(conn, embedder, page, counts,
+                            stand_in=stand_in if step == "interim" else None,
                             upgrade=backlog_step.upgrade_interim)
                 done += len(page)
                 first_page = first_page or time.perf_counter() - began
@@ -124,11 +134,21 @@ def embed_missing(
     return counts
 
 
+def _interim_embedder(embedder: Embedder) -> tuple[Embedder, str]:
+    """(embedder, runtime) for the turn-alone vectors: the embedder's own choice when it
+    offers one (WithContext.interim_embedder), else the embedder itself."""
+    pick = getattr(embedder, "interim_embedder", None)
+    return pick() if pick else (embedder, "same model")
+
+
 def _embed_page(conn: psycopg.Connection, embedder: Embedder,
-                page: Sequence[embedding_store.ToEmbed], counts: dict, *, interim: bool,
-                upgrade: bool) -> None:
-    """Vectors for one page. `interim`: each turn alone (its real input when it has no
-    context); `upgrade`: the page's interim rows are replaced in the same transaction."""
+                page: Sequence[embedding_store.ToEmbed], counts: dict, *,
+                stand_in: Embedder | None, upgrade: bool) -> None:
+    """Vectors for one page. `stand_in` (the interim step): each turn alone, its vector
+    computed by `stand_in` and marked interim; a turn without context gets its real
+    vector from `embedder` (its real input is the turn alone). `upgrade`: the page's
+    interim rows are replaced in the same transaction."""
+    interim = stand_in is not None
     pending = []
     stand_ins = set()
     for event in page:
@@ -149,8 +169,12 @@ def _embed_page(conn: psycopg.Connection, embedder: Embedder,
     for p in pending:
         if p.row.content_hash not in known:
             fresh.setdefault(p.row.content_hash, p.text)
-    vectors: dict[str, np.ndarray] = dict(
-        zip(fresh, embedder.embed(list(fresh.values())), strict=True))
+    vectors: dict[str, np.ndarray] = {}
+    marked = [h for h in fresh if h.startswith(INTERIM_PREFIX)]
+    real = [h for h in fresh if not h.startswith(INTERIM_PREFIX)]
+    for model, hashes in ((stand_in, marked), (embedder, real)):
+        if hashes:
+            vectors.update(zip(hashes, model.embed([fresh[h] for h in hashes]), strict=True))
     computed, reused, written = [], [], set()
     for p in pending:
         h = p.row.content_hash
