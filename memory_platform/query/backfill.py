@@ -14,7 +14,8 @@ model's name and marked interim (store.embeddings.INTERIM_PREFIX), so every turn
 searchable by meaning after about half the work; the real vectors then replace them, newest
 first. Queries are embedded by the plain model for both, so the two mix in one index (an
 interim vector is the same model reading less). A turn with no previous turns gets its real
-vector at once: for it the two inputs are the same.
+vector at once (for it the two inputs are the same), unless the interim model only
+approximates the real one: then its vector is interim too.
 
 The interim vectors come from the embedder's `interim_embedder()` when it has one: for
 `local-ctx2` the same model with int8 weights under onnxruntime (query/quantized.py, ~2x
@@ -146,9 +147,11 @@ def _embed_page(conn: psycopg.Connection, embedder: Embedder,
                 stand_in: Embedder | None, upgrade: bool) -> None:
     """Vectors for one page. `stand_in` (the interim step): each turn alone, its vector
     computed by `stand_in` and marked interim; a turn without context gets its real
-    vector from `embedder` (its real input is the turn alone). `upgrade`: the page's
-    interim rows are replaced in the same transaction."""
+    vector from `embedder` (its real input is the turn alone) unless `stand_in` is
+    `approximate`. `upgrade`: the page's interim rows are replaced in the same
+    transaction."""
     interim = stand_in is not None
+    approximate = interim and getattr(stand_in, "approximate", False)
     pending = []
     stand_ins = set()
     for event in page:
@@ -158,7 +161,7 @@ def _embed_page(conn: psycopg.Connection, embedder: Embedder,
         for i, (s, e) in cap_chunks(embedder.chunk(text), cap):
             model_input = f"{text[s:e]}\n\n{event.context}" if with_context else text[s:e]
             key = input_hash(embedder.name, model_input)
-            if interim and event.context:
+            if interim and (event.context or approximate):
                 key = INTERIM_PREFIX + key
                 stand_ins.add(event.id)
             row = embedding_store.ChunkRow(event.id, i, s, e, key)

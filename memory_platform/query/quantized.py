@@ -178,6 +178,9 @@ class QuantizedEmbedder:
     that model's space), same chunks and tokens."""
 
     runtime = RUNTIME
+    # Not the exact model's vectors: the backfill marks every one interim, a conversation's
+    # first turn's too (query/backfill.py), so each is replaced by the exact vector.
+    approximate = True
 
     def __init__(self, exact, cache: Path, directory: Path | None = None) -> None:
         self.exact = exact
