@@ -5,9 +5,14 @@ with its two previous turns (issue 12)? LoCoMo recall of hybrid search with:
   costs the model about twice the tokens;
 - `mix-a-b`: normalize(v(turn) + a * v(previous) + b * v(the one before)), from the plain
   vectors only (no extra model work); `mix-len`: weights by length in characters instead
-  (the turn's up to 1,000, each previous turn's up to 300, as ctx2 reads their last 300).
+  (the turn's up to 1,000, each previous turn's up to 300, as ctx2 reads their last 300);
+- `plain-int8`: each turn alone through the int8 model of the interim vectors
+  (query/quantized.py), to compare with `plain`: what search finds while a big backlog
+  still holds interim vectors.
 
-    python -m memory_platform.bench.context_vectors
+    python -m memory_platform.bench.context_vectors [OUT] [--int8-only]
+
+`--int8-only` computes the `plain-int8` row alone and adds it to OUT's results.
 """
 
 import json
@@ -50,7 +55,37 @@ def _compose(vectors: dict[int, np.ndarray], lengths: dict[int, int],
     return out
 
 
-def run(out: Path, log: Log = print) -> dict:
+class _Renamed:
+    """An embedder writing its rows under another model name."""
+
+    def __init__(self, inner: emb.Embedder, name: str) -> None:
+        self.inner, self.name, self.dims = inner, name, inner.dims
+
+    def chunk(self, text: str) -> list[tuple[int, int]]:
+        return self.inner.chunk(text)
+
+    def embed(self, texts):
+        return self.inner.embed(texts)
+
+
+def _int8_rows(db, data, ids, golds, qvecs, base) -> dict:
+    """Plain per-turn vectors from the interim int8 model, searched (hybrid, and dense
+    only) with the numpy model's query vectors, as a query meets interim rows."""
+    int8, runtime = base.interim_embedder()
+    if runtime != "onnxruntime-int8":
+        raise RuntimeError(f"the int8 model is unavailable (interim runtime {runtime})")
+    embedder = _Renamed(int8, f"{base.name}+int8")
+    began = time.perf_counter()
+    counts = emb.embed_missing(db, embedder)
+    queries = bench.PrecomputedEmbedder(embedder.name, base.dims, qvecs)
+    row = bench.evaluate(db, data, ids, "hybrid", queries, golds=golds)
+    return {embedder.name: {"embed_seconds": round(time.perf_counter() - began),
+                            "model_inputs": counts["embedded"], **row},
+            f"{embedder.name} dense": bench.evaluate(db, data, ids, "dense", queries,
+                                                     golds=golds)}
+
+
+def run(out: Path, log: Log = print, int8_only: bool = False) -> dict:
     data = bench.load_locomo()
     golds = {"original": data}
     base = emb.get_embedder("local")
@@ -60,6 +95,10 @@ def run(out: Path, log: Log = print) -> dict:
             ids = bench.import_locomo(db, data)
             questions = sorted({qa["question"] for s in data for qa in s["qa"]})
             qvecs = dict(zip(questions, base.embed(questions), strict=True))
+            results.update(_int8_rows(db, data, ids, golds, qvecs, base))
+            log(f"  plain-int8: {bench._recalls(results[f'{base.name}+int8'])}")
+            if int8_only:
+                return _merge_int8(out, results, log)
             for embedder in (base, emb.WithContext(base, 2)):
                 began = time.perf_counter()
                 counts = emb.embed_missing(db, embedder)
@@ -105,8 +144,19 @@ def run(out: Path, log: Log = print) -> dict:
     return report
 
 
+def _merge_int8(out: Path, results: dict, log: Log) -> dict:
+    report = json.loads(out.read_text()) if out.exists() else {"results": {}}
+    report["results"].update(results)
+    report["int8_measured_at"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    report["int8_load_average_at_end"] = [round(x, 2) for x in os.getloadavg()]
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    log(f"added to {out}")
+    return report
+
+
 if __name__ == "__main__":
     import sys
 
-    run(Path(sys.argv[1]) if len(sys.argv) > 1 else
-        Path("benchmarks/results/context-vectors.json"))
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    run(Path(args[0]) if args else Path("benchmarks/results/context-vectors.json"),
+        int8_only="--int8-only" in sys.argv)

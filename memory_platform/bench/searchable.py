@@ -51,6 +51,7 @@ class _Timed:
         self.name, self.dims = inner.name, inner.dims
         self.context_turns = getattr(inner, "context_turns", 0)
         self.context_chars = getattr(inner, "context_chars", 0)
+        self.approximate = getattr(inner, "approximate", False)  # what the backfill reads
         self.model_seconds = 0.0
         self.inputs = 0
         self.tokens = 0
