@@ -318,6 +318,7 @@ def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypa
     meta = result.asset_materializations_for_node("event_embeddings")[0].metadata
     default = get_embedder()
     assert meta["events_embedded"].value == 1 and meta["model"].value == default.name
+    assert meta["interim_vectors_from"].value == "no interim step", "a backlog of one turn"
     assert default.name == f"{local_embedder.name}+ctx2"
     assert [r[0] for r in rows_of(db, default.name)] == [ids[1]]
     assert rows_of(db, local_embedder.name) == []

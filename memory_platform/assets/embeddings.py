@@ -45,6 +45,8 @@ def event_embeddings(
             "dims": embedder.dims,
             "events_embedded": counts["events"],
             "turns_given_interim_vectors": counts["interim"],
+            # onnxruntime-int8, numpy (the int8 model unavailable: see the run's log), ...
+            "interim_vectors_from": counts["interim_runtime"] or "no interim step",
             "interim_vectors_replaced": counts["upgraded"],
             "turns_searchable_after_seconds": counts["first_kinds_seconds"],
             "chunks_written": counts["chunks"],
