@@ -83,10 +83,10 @@ def embed_missing(
     interim vector counts again when upgraded). Returns counts: events (given vectors now),
     interim (given interim vectors), interim_runtime (what computed them: `onnxruntime-int8`,
     `numpy`, `same model`; None without an interim step), upgraded (interim vectors
-    replaced), chunks (rows written), reused (rows whose vector was copied), embedded (model inputs computed),
-    blank (events skipped: no text), seconds, first_page_seconds (when the newest page of
-    turns was searchable by meaning) and first_kinds_seconds (when every conversation turn
-    had a vector, interim or real)."""
+    replaced), chunks (rows written), reused (rows whose vector was copied), embedded
+    (model inputs computed), blank (events skipped: no text), seconds, first_page_seconds
+    (when the newest page of turns was searchable by meaning) and first_kinds_seconds (when
+    every conversation turn had a vector, interim or real)."""
     began = time.perf_counter()
     counts = {"events": 0, "interim": 0, "interim_runtime": None, "upgraded": 0,
               "chunks": 0, "reused": 0, "embedded": 0, "blank": 0}
