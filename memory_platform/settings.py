@@ -193,6 +193,11 @@ class Settings(BaseSettings):
         return self.home / "lake"
 
     @property
+    def models(self) -> Path:
+        """Model files built here from installed wheels (the int8 MiniLM, query/quantized.py)."""
+        return self.home / "models"
+
+    @property
     def dagster_home(self) -> Path:
         return self.home / "dagster"
 

@@ -66,6 +66,20 @@ def home(tmp_path, monkeypatch, database_url) -> Path:
     return home
 
 
+@pytest.fixture(scope="session")
+def int8_home(tmp_path_factory) -> Path:
+    """A MEMORY_PLATFORM_HOME whose models/ holds the int8 model of the interim vectors
+    (query/quantized.py), built once per test session: ~10 s of torch export."""
+    from memory_platform.query import quantized
+    from memory_platform.query.embeddings import get_embedder
+
+    home = tmp_path_factory.mktemp("int8-home")
+    before = quantized.builds
+    quantized.QuantizedEmbedder(get_embedder("local"), home / "models")
+    assert quantized.builds == before + 1, "a fresh cache builds the file"
+    return home
+
+
 def pytest_configure(config):
     """The dbt manifest the definitions load is built here, once, before any test module
     imports them (a `dbt parse` only when it is missing or stale): never downloaded, and

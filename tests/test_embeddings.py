@@ -127,9 +127,8 @@ def test_local_model_chunks_long_turns_with_spans(db, local_embedder):
                                                       strict=False):
         assert s2 < e1 <= e2, "consecutive chunks overlap and move forward"
     assert all(r[4] == 384 for r in rows)
-    tokens = local_embedder._tokenizer(long_text[long_rows[1][2]:long_rows[1][3]],
-                                       add_special_tokens=False)["input_ids"]
-    assert len(tokens) <= local_embedder.max_tokens
+    tokens = local_embedder.token_count(long_text[long_rows[1][2]:long_rows[1][3]])
+    assert 0 < tokens <= local_embedder.max_tokens
 
 
 def test_cap_chunks_keeps_the_first_ones_and_the_last():
@@ -141,28 +140,56 @@ def test_cap_chunks_keeps_the_first_ones_and_the_last():
     assert len(cap_chunks(spans)) == emb.MAX_CHUNKS_PER_EVENT
 
 
-def test_a_huge_tool_output_gets_capped_vectors_and_stays_keyword_searchable(db):
+def test_a_huge_turn_gets_capped_vectors_and_tool_output_fewer(db):
     from memory_platform.query import search as service
+    from memory_platform.query.backfill import MAX_CHUNKS_BY_KIND
 
     embedder = HashEmbedder("hash-cap", 8, max_chars=40)
     words = [f"line{i:05d}" for i in range(20_000)]  # 200k characters
     text = " ".join(words)
     assert len(text) >= 199_000
     ids = add_events(db, "claude-code", [
-        {"native_id": "big", "text": text, "occurred_at": at(1), "kind": "tool_result",
-         "role": "tool"}])
+        {"native_id": "big", "text": text, "occurred_at": at(1)},
+        {"native_id": "log", "text": text.replace("line", "tool"), "occurred_at": at(1, 13),
+         "kind": "tool_result", "role": "tool"}])
     counts = embed_missing(db, embedder)
-    rows = rows_of(db, "hash-cap")
+    rows = [r for r in rows_of(db, "hash-cap") if r[0] == ids[0]]
     uncapped = len(embedder.chunk(text))
-    assert uncapped > 4_000 and counts["chunks"] == len(rows) == emb.MAX_CHUNKS_PER_EVENT
+    assert uncapped > 4_000 and len(rows) == emb.MAX_CHUNKS_PER_EVENT
     chunks = [r[1] for r in rows]
     assert chunks == list(range(emb.MAX_CHUNKS_PER_EVENT - 1)) + [uncapped - 1]
     assert rows[-1][3] == len(text), "the last chunk (a log's tail) keeps its vector"
+    tool_rows = [r for r in rows_of(db, "hash-cap") if r[0] == ids[1]]
+    assert len(tool_rows) == MAX_CHUNKS_BY_KIND["tool_result"] == 2
+    assert [r[1] for r in tool_rows] == [0, uncapped - 1], "its first and last chunk"
+    assert counts["chunks"] == emb.MAX_CHUNKS_PER_EVENT + 2
     # No vector covers the middle, but the full-text index (first 200k chars) does.
     middle = words[10_000]
     assert not any(s <= text.index(middle) < e for _, _, s, e, *_ in rows)
     hits = service.search(db, middle, k=3, mode="keyword")
-    assert [h.event_id for h in hits] == ids
+    assert [h.event_id for h in hits] == ids[:1]
+
+
+def test_turns_are_embedded_newest_first_before_tool_traffic(db):
+    embedder = HashEmbedder("hash-order", 8, max_chars=1000)
+    add_events(db, "claude-code", [
+        {"native_id": "m1", "text": "oldest turn", "occurred_at": at(1)},
+        {"native_id": "t1", "text": "old tool output", "occurred_at": at(1, 13),
+         "kind": "tool_result", "role": "tool"},
+        {"native_id": "m2", "text": "middle turn", "occurred_at": at(2)},
+        {"native_id": "s1", "text": "a compaction summary", "occurred_at": at(2, 13),
+         "kind": "summary", "role": "other"},
+        {"native_id": "t2", "text": "new tool call", "occurred_at": at(3, 9),
+         "kind": "tool_use", "role": "assistant"},
+        {"native_id": "m3", "text": "newest turn", "occurred_at": at(3)},
+    ])
+    seen = []
+    counts = embed_missing(db, embedder, page_events=1,
+                           progress=lambda done, total: seen.append((done, total)))
+    assert embedder.calls == ["newest turn", "a compaction summary", "middle turn",
+                              "oldest turn", "new tool call", "old tool output"]
+    assert seen == [(i, 6) for i in range(1, 7)] and counts["events"] == 6
+    assert 0 < counts["first_kinds_seconds"] <= counts["seconds"]
 
 
 def test_context_embeddings_read_the_previous_turns_and_queries_use_the_inner_model(db):
@@ -291,6 +318,7 @@ def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypa
     meta = result.asset_materializations_for_node("event_embeddings")[0].metadata
     default = get_embedder()
     assert meta["events_embedded"].value == 1 and meta["model"].value == default.name
+    assert meta["interim_vectors_from"].value == "no interim step", "a backlog of one turn"
     assert default.name == f"{local_embedder.name}+ctx2"
     assert [r[0] for r in rows_of(db, default.name)] == [ids[1]]
     assert rows_of(db, local_embedder.name) == []

@@ -25,9 +25,11 @@ def event_embeddings(
     The model is MEMORY_PLATFORM_EMBEDDER (default `local-ctx2`: all-MiniLM-L6-v2 reading
     each turn with its two previous turns, stored as `all-MiniLM-L6-v2+ctx2`, 384 dims,
     offline; `local`: the plain model; `openai`: text-embedding-3-small, 1536). Only events
-    without vectors for that model are embedded; an input already embedded elsewhere reuses
+    without vectors for that model are embedded: conversation turns first, newest first
+    (on a backlog of thousands of turns, first an interim vector of each turn alone, then
+    its real one), then tool calls and output; an input already embedded elsewhere reuses
     its vector; blank events are skipped; an event gets at most 16 chunk vectors (its first
-    15 and its last). Raw events are read, never changed."""
+    15 and its last), tool traffic 2. Raw events are read, never changed."""
     window = context.partition_time_window
     embedder = get_embedder()
     tracker = Tracker(f"embedding ({embedder.name})", "events", report=context.log.info)
@@ -42,6 +44,11 @@ def event_embeddings(
             "model": embedder.name,
             "dims": embedder.dims,
             "events_embedded": counts["events"],
+            "turns_given_interim_vectors": counts["interim"],
+            # onnxruntime-int8, numpy (the int8 model unavailable: see the run's log), ...
+            "interim_vectors_from": counts["interim_runtime"] or "no interim step",
+            "interim_vectors_replaced": counts["upgraded"],
+            "turns_searchable_after_seconds": counts["first_kinds_seconds"],
             "chunks_written": counts["chunks"],
             "vectors_computed": counts["embedded"],
             "vectors_reused": counts["reused"],

@@ -313,7 +313,7 @@ def run(out: Path, *, parts: Sequence[str] = ("labelled", "latency"),
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         # shared machine: other work running at the same time slows every figure
         "machine": {**machine(), "load_average_at_start": load_average()},
-        "embedding_model": "all-MiniLM-L6-v2 (sentence-transformers, CPU)",
+        "embedding_model": "all-MiniLM-L6-v2 (numpy forward pass, query/minilm.py, CPU)",
         "thresholds": dedup.THRESHOLDS.as_metadata(),
         "llm_used": False,
     }

@@ -6,10 +6,7 @@ options the CLI does not expose.
 
 import json
 import os
-import random
-import statistics
 import tempfile
-import time
 from collections.abc import Sequence
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,35 +20,15 @@ from memory_platform.bench.locomo import (
     run_locomo,
 )
 from memory_platform.bench.search_latency import run_latency, run_latency_existing
-from memory_platform.query import embeddings as emb
 
 
-def run_throughput(log: Log, n: int = 2000) -> dict:
-    base = emb.get_embedder("local")
+def run_throughput(log: Log) -> dict:
+    # The local model now runs in numpy; embedding_speed compares it with the torch
+    # reference on the same texts.
+    from memory_platform.bench import embedding_speed
+
     turns = [e.text for sample in load_locomo() for e in locomo_events(sample)]
-    rng = random.Random(3)
-    texts = rng.sample(turns, n)
-    model = base._model
-    results = {}
-    for batch in (16, 64, 128):
-        t0 = time.perf_counter()
-        model.encode(texts, batch_size=batch, normalize_embeddings=True)
-        sorted_s = time.perf_counter() - t0
-        results[f"batch {batch}, length-sorted"] = round(n / sorted_s, 1)
-    t0 = time.perf_counter()
-    for i in range(0, n, 64):  # each call sorts only its own batch: arrival order
-        model.encode(texts[i:i + 64], batch_size=64, normalize_embeddings=True)
-    results["batch 64, arrival order"] = round(n / (time.perf_counter() - t0), 1)
-    longs = [" ".join(rng.sample(turns, 12)) for _ in range(200)]  # ~250-token inputs
-    t0 = time.perf_counter()
-    model.encode(longs, batch_size=32, normalize_embeddings=True)
-    results["batch 32, ~256-token inputs"] = round(len(longs) / (time.perf_counter() - t0), 1)
-    for key, value in results.items():
-        log(f"  {key}: {value} texts/s")
-    import torch
-
-    return {"texts_per_second": results, "torch_threads": torch.get_num_threads(),
-            "mean_chars": round(statistics.fmean(len(t) for t in texts))}
+    return embedding_speed.run(turns, log=log)
 
 
 def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput"),
@@ -65,7 +42,7 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
         "benchmark": "search",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": machine(),
-        "embedding_model": "all-MiniLM-L6-v2 (sentence-transformers, CPU)",
+        "embedding_model": "all-MiniLM-L6-v2 (numpy forward pass, query/minilm.py, CPU)",
         "llm_used": False,
         "load_average_at_start": load_average(),
     }

@@ -283,7 +283,10 @@ def embed(
             f"embedded {stats['events']:,} events with {embedder.name}: "
             f"{stats['chunks']:,} chunks ({stats['embedded']:,} computed, "
             f"{stats['reused']:,} reused), {stats['blank']:,} blank skipped, "
-            f"in {stats['seconds']:,.1f} s", highlight=False)
+            f"in {stats['seconds']:,.1f} s"
+            + (f"; {stats['interim']:,} turns searchable first through interim vectors "
+               f"({stats['interim_runtime']}), {stats['upgraded']:,} replaced"
+               if stats["interim"] else ""), highlight=False)
 
     run(body)
 

@@ -1,8 +1,11 @@
 """The keyword side of search: IDF weights of a query's lexemes (from the table's
-statistics, or counted inside a small filtered subset), and which lexemes the stage-one
-keyword pool queries so that it scores about KEYWORD_MATCH_BUDGET rows."""
+statistics, or counted inside a small filtered subset), which lexemes the stage-one
+keyword pool queries so that it scores about KEYWORD_MATCH_BUDGET rows, and the
+identifier-like tokens of a query (error codes, ticket ids, hashes, paths, function
+names) that search matches exactly."""
 
 import math
+import re
 import threading
 import time
 
@@ -25,6 +28,10 @@ KEYWORD_MATCH_CAP = 4 * KEYWORD_MATCH_BUDGET
 # Counting costs a pass over the subset's tsvectors, so only small subsets (a conversation,
 # a few days): +1.1 points of LoCoMo hybrid recall@10 with conversation filters.
 SCOPED_IDF_MAX_ROWS = 5_000
+
+# Without table statistics, lexemes are counted up to this many events each (a GIN lookup
+# and at most this many row checks per lexeme).
+NO_STATS_COUNT_CAP = 5_000
 
 _stats: dict = {}  # dsn -> (when, lexeme frequencies, floor); ("rows", dsn) -> (when, rows)
 _stats_lock = threading.Lock()
@@ -68,11 +75,17 @@ def lexeme_freqs(conn: psycopg.Connection, query: str, f: store.Filter,
     if cached is None or time.monotonic() - cached[0] > STATS_TTL_SECONDS:
         freqs, floor = store.lexeme_frequencies(conn)
         cached = (time.monotonic(), freqs, floor)
-        with _stats_lock:
-            _stats[key] = cached
+        if freqs:  # no statistics yet is not cached: the next search looks again
+            with _stats_lock:
+                _stats[key] = cached
     _, freqs, floor = cached
-    if not freqs:  # never analyzed: all lexemes weigh the same (log(1 + 1/(e - 1)) = 1)
-        return dict.fromkeys(lexemes, 1 / (math.e - 1))
+    if not freqs:
+        # Never analyzed (a first import, before autovacuum's ANALYZE): count the query's
+        # lexemes, each up to NO_STATS_COUNT_CAP events, so keyword search works the moment
+        # a file is imported. Before, every lexeme got the same guessed frequency (0.58),
+        # which made the keyword pool skip all of them over a few thousand events.
+        counts = store.lexeme_counts_capped(conn, lexemes, NO_STATS_COUNT_CAP)
+        return {lex: max(counts[lex], 0.5) / max(rows, 1) for lex in lexemes}
     unseen = max(floor / 2, 1e-6)  # below the statistics' floor
     return {lex: freqs.get(lex, unseen) for lex in lexemes}
 
@@ -126,3 +139,36 @@ def estimate_rows(conn: psycopg.Connection, f: store.Filter) -> int:
         with _stats_lock:
             _stats[key] = cached
     return cached[1]
+
+
+# --- identifiers -------------------------------------------------------------------------
+
+# Characters trimmed from a query word before judging it: quotes, brackets and sentence
+# punctuation around an identifier are not part of it ("(E0502)," is E0502).
+_TRIM = "\"'`()[]{}<>,;:!?*"
+_ORDINAL = re.compile(r"\d+(st|nd|rd|th)", re.IGNORECASE)
+_SHAPES = (
+    re.compile(r"(?=.*[A-Za-z])(?=.*\d).{3,}"),  # letters and digits: E0502, sha256, v1.2
+    re.compile(r".*\w_\w.*"),  # snake_case, HTTP_404
+    re.compile(r".*[a-z][A-Z].*"),  # camelCase, getUserById
+    re.compile(r".*\w{2,}\.\w{2,}.*"),  # dotted: bar.py, os.path.join (not "U.S." / "e.g.")
+    re.compile(r"(?:[~.]?/)?[\w.-]+(?:/[\w.-]+){2,}/?|[~.]?/[\w.-]+.*"),  # paths, not "and/or"
+    re.compile(r"\d{5,}"),  # long numbers (not years, not "2nd")
+    re.compile(r"[0-9a-fA-F]{8,}"),  # hex runs: deadbeef
+)
+
+
+def identifier_tokens(query: str) -> list[str]:
+    """The words of `query` shaped like identifiers (letters mixed with digits, snake_case,
+    camelCase, dotted names, paths, long numbers, hex), trimmed of surrounding punctuation,
+    in query order without repeats. Whether one is *rare* is decided against the searched
+    events (search.py); a shape alone proves nothing ("mp3" is common)."""
+    found: list[str] = []
+    for word in query.split():
+        token = word.strip(_TRIM).rstrip(".")
+        token = token[:-2] if token.endswith(("'s", "’s")) else token
+        if len(token) < 3 or _ORDINAL.fullmatch(token):
+            continue
+        if any(shape.fullmatch(token) for shape in _SHAPES) and token not in found:
+            found.append(token)
+    return found

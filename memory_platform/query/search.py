@@ -3,10 +3,17 @@ timeline. The CLI, the MCP server and the REST API all call these functions.
 
 Search runs in two stages. Stage one pulls candidate pools from indexes alone: the HNSW
 nearest neighbours of the query vector (per model, never mixing models) and a full-text
-pool from the GIN index on `events.text_search`, so an exact error code, path or UUID is
-found even when the embedding misses it. Stage two scores only the union of those pools
-(both signals for every candidate) and fuses them. No score is ever computed over the whole
-table.
+pool from the GIN index on `events.text_search`. Stage two scores only the union of those
+pools (both signals for every candidate) and fuses them. No score is ever computed over the
+whole table.
+
+Exact identifiers: a query word shaped like an identifier (E0502, TICKET-1234, a hash, a
+path, some_func_name, getUserById; keyword.identifier_tokens) that occurs in at most
+IDENTIFIER_MAX_EVENTS of the searched events puts those events first, alone or inside a
+longer query, in hybrid and keyword mode. The weighted fusion alone could not: a keyword-only
+match scores at most 1 - DENSE_WEIGHT = 0.3, and a dense neighbour at cosine 0.7 already
+scores more. The identifier's rarity is counted in the searched (filtered) events, so an
+identifier that is everywhere gets no such lift.
 
 Keyword weights are IDF: from the table's statistics, or counted within the filtered subset
 when a filter keeps few events (a conversation's speaker names are not evidence in it).
@@ -27,6 +34,7 @@ from memory_platform.query.embeddings import Embedder, get_embedder
 from memory_platform.query.inputs import as_utc, check_optional_text, check_text
 from memory_platform.query.keyword import (
     estimate_rows,
+    identifier_tokens,
     idf_weights,
     lexeme_freqs,
     pool_lexemes,
@@ -58,6 +66,11 @@ DEFAULT_FUSION: Fusion = "weighted"
 EXACT_MAX_ROWS = 10_000
 NARROW_EXACT_FACTOR = 5
 OVERSAMPLE = 2.0
+# An identifier-shaped query word found in at most this many of the searched events is
+# "rare": those events rank above every other candidate (see the module docstring).
+IDENTIFIER_MAX_EVENTS = 10
+
+
 class SearchError(RuntimeError):
     """The search cannot run as asked; the message says what to do."""
 
@@ -95,7 +108,8 @@ class Hit:
     author: str | None
     text: str
     score: float
-    pools: list[str] = field(default_factory=list)  # "dense", "keyword": who found it
+    # Who found it: "dense", "keyword", "identifier" (holds a rare identifier of the query)
+    pools: list[str] = field(default_factory=list)
     dense_rank: int | None = None  # 1-based rank in each pool
     keyword_rank: int | None = None
     distance: float | None = None  # cosine distance of the nearest chunk
@@ -129,6 +143,7 @@ def search(
     pool = max(POOL_MIN, k)
     if mode in ("hybrid", "dense"):
         embedder = embedder or get_embedder()
+    identifiers = identifier_tokens(query) if mode != "dense" else []
 
     def run(conn: psycopg.Connection) -> tuple:
         dense: list[tuple[int, float]] = []
@@ -151,7 +166,9 @@ def search(
             weights = idf_weights(freq)
             lexemes, require_all = pool_lexemes(freq, weights, n_rows)
             keyword = event_search.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
-        candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]))
+        exact = _rare_identifier_events(conn, identifiers, f)
+        candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]
+                                        + list(exact)))
         dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
         keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
         # Stage two: both signals for every candidate, from the candidates' rows only.
@@ -160,11 +177,12 @@ def search(
         keyword_full = event_search.keyword_scores(conn, weights, candidates) if weights else {}
         scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
                        keyword_rank)
-        top = sorted(candidates, key=lambda i: (-scores[i], i))[:k]
+        _lift_identifier_matches(scores, exact, mode, keyword_full)
+        top = sorted(candidates, key=lambda i: (-exact.get(i, 0), -scores[i], i))[:k]
         rows = event_reads.fetch_hits(conn, top)
-        return top, rows, scores, dense_full, dense_rank, keyword_rank
+        return top, rows, scores, dense_full, dense_rank, keyword_rank, exact
 
-    top, rows, scores, dense_full, dense_rank, keyword_rank = on_connection(db, run)
+    top, rows, scores, dense_full, dense_rank, keyword_rank, exact = on_connection(db, run)
     hits = []
     for i in top:
         row = dict(zip(event_reads.HIT_COLUMNS, rows[i], strict=True))
@@ -174,8 +192,8 @@ def search(
             occurred_at=row["occurred_at"], role=row["role"], kind=row["kind"],
             project=row["project"], author=row["author"], text=row["text"],
             score=round(scores[i], 6),
-            pools=[p for p, ranks in (("dense", dense_rank), ("keyword", keyword_rank))
-                   if i in ranks],
+            pools=[p for p, ranks in (("dense", dense_rank), ("keyword", keyword_rank),
+                                      ("identifier", exact)) if i in ranks],
             dense_rank=dense_rank.get(i), keyword_rank=keyword_rank.get(i),
             distance=round(d[0], 6) if d else None, span=(d[1], d[2]) if d else None,
         ))
@@ -200,6 +218,30 @@ def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: d
         + (1 - DENSE_WEIGHT) * keyword.get(i, 0.0) / top_kw
         for i in candidates
     }
+
+
+def _rare_identifier_events(conn: psycopg.Connection, identifiers: list[str],
+                            f: event_search.Filter) -> dict[int, int]:
+    """{event id: how many of the query's rare identifiers it holds}."""
+    held: dict[int, int] = {}
+    for token in identifiers:
+        ids = event_search.identifier_matches(conn, token, f, IDENTIFIER_MAX_EVENTS + 1)
+        if len(ids) <= IDENTIFIER_MAX_EVENTS:
+            for i in ids:
+                held[i] = held.get(i, 0) + 1
+    return held
+
+
+def _lift_identifier_matches(scores: dict[int, float], exact: dict[int, int], mode: str,
+                             keyword: dict[int, float]) -> None:
+    """Add a lift per rare identifier held, at least the best score any candidate could
+    have without one (fused scores are at most 1; keyword scores are unbounded IDF sums), so
+    the reported score agrees with the order: identifier matches first."""
+    if not exact:
+        return
+    unit = max(1.0, max(keyword.values(), default=0.0)) if mode == "keyword" else 1.0
+    for i, n in exact.items():
+        scores[i] += unit * n
 
 
 def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndarray,

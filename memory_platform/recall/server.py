@@ -104,13 +104,6 @@ def serve(settings: Settings | None = None, *, ready=None) -> dict:
             conn.execute("SELECT 1")
         count_tokens("warm")
         embedder = vault_embedder()
-        if "torch" in sys.modules:
-            # One short text per request: torch's intra-op threads only fight each other
-            # and everything else on a busy 2-core machine (a query took 1.9 s with the
-            # default threads under load 16, 0.19 s with one: BENCHMARKS.md).
-            import torch
-
-            torch.set_num_threads(1)
         embedder.embed(["warm"])
         path.unlink(missing_ok=True)  # a stale socket of a process that died
         server = _Server(path, db, embedder, settings.recall_idle_minutes * 60.0)

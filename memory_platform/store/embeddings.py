@@ -101,36 +101,74 @@ def has_vectors(conn: psycopg.Connection, model: str) -> bool:
 # --- writing embeddings ------------------------------------------------------------------
 
 
-def _to_embed_where(start: datetime | None, end: datetime | None) -> sql.Composable:
-    where = [
-        sql.SQL("e.text ~ '\\S'"),  # blank text has nothing to embed
-        sql.SQL(
-            "NOT EXISTS (SELECT 1 FROM event_embeddings ee "
-            "WHERE ee.model = %(model)s AND ee.event_id = e.id)"
-        ),
-    ]
-    if start is not None:
+# Marks a row whose vector stands in for the model's own: the plain turn, without the
+# context a context model adds (query/backfill.py writes them first on a big backlog, so
+# turns are searchable by meaning sooner, and replaces them). Never equal to a real input
+# hash, so never reused for one.
+INTERIM_PREFIX = "interim:"
+
+
+@dataclass(frozen=True)
+class Backlog:
+    """Which events a backfill step reads: start <= occurred_at < end when given, of one of
+    `kinds` (with `other_kinds`, of none of them), and whether an event holding only interim
+    rows counts as missing (`upgrade_interim`)."""
+
+    start: datetime | None = None
+    end: datetime | None = None
+    kinds: tuple[str, ...] | None = None
+    other_kinds: bool = False
+    upgrade_interim: bool = False
+
+
+def _to_embed_where(b: Backlog) -> sql.Composable:
+    missing = sql.SQL(
+        "NOT EXISTS (SELECT 1 FROM event_embeddings ee "
+        "WHERE ee.model = %(model)s AND ee.event_id = e.id)")
+    if b.upgrade_interim:
+        missing = sql.SQL(
+            "NOT EXISTS (SELECT 1 FROM event_embeddings ee WHERE ee.model = %(model)s "
+            "AND ee.event_id = e.id AND ee.content_hash NOT LIKE %(interim)s)")
+    where = [sql.SQL("e.text ~ '\\S'"), missing]  # blank text has nothing to embed
+    if b.start is not None:
         where.append(sql.SQL("e.occurred_at >= %(start)s"))
-    if end is not None:
+    if b.end is not None:
         where.append(sql.SQL("e.occurred_at < %(end)s"))
+    if b.kinds is not None:
+        where.append(sql.SQL("e.kind <> ALL(%(kinds)s)") if b.other_kinds
+                     else sql.SQL("e.kind = ANY(%(kinds)s)"))
     return sql.SQL(" AND ").join(where)
+
+
+def _params(model: str, b: Backlog) -> dict:
+    return {"model": model, "start": b.start, "end": b.end, "interim": INTERIM_PREFIX + "%",
+            "kinds": list(b.kinds) if b.kinds is not None else None}
+
+
+@dataclass(frozen=True)
+class ToEmbed:
+    id: int
+    occurred_at: datetime
+    kind: str
+    text: str
+    context: str  # the end of the preceding turns, or '' when not asked for
 
 
 def events_to_embed(
     conn: psycopg.Connection,
     model: str,
+    backlog: Backlog,
     *,
-    start: datetime | None,
-    end: datetime | None,
-    after_id: int,
+    before: tuple[datetime, int] | None,
     limit: int,
     context_turns: int = 0,
     context_chars: int = 300,
-) -> list[tuple[int, str, str]]:
-    """(id, text, context) of events with non-blank text and no vectors for `model`, by id,
-    after `after_id` (keyset paging), optionally with start <= occurred_at < end. `context`
-    is the end of the `context_turns` preceding turns of the conversation (oldest first,
-    at most `context_chars` each), or '' when not asked for."""
+) -> list[ToEmbed]:
+    """Events of the backlog with non-blank text and no vectors for `model` (or only interim
+    ones, when the backlog upgrades them), newest first (by occurred_at, then id), strictly
+    before `before` = (occurred_at, id) of the previous page's last row (keyset paging).
+    `context` is the end of the `context_turns` preceding turns of the conversation (oldest
+    first, at most `context_chars` each)."""
     context = sql.SQL("''")
     if context_turns > 0:
         context = sql.SQL(
@@ -140,21 +178,45 @@ def events_to_embed(
             "AND (q.occurred_at, q.id) < (e.occurred_at, e.id) AND q.text ~ '\\S' "
             "ORDER BY q.occurred_at DESC, q.id DESC LIMIT {turns}) p), '')"
         ).format(chars=sql.Literal(context_chars), turns=sql.Literal(context_turns))
+    keyset = sql.SQL("")
+    if before is not None:
+        # The plain bound lets the occurred_at index drive the scan; the row comparison
+        # breaks ties by id.
+        keyset = sql.SQL(" AND e.occurred_at <= %(at)s "
+                         "AND (e.occurred_at, e.id) < (%(at)s, %(id)s)")
     query = sql.SQL(
-        "SELECT e.id, e.text, {context} FROM events e WHERE e.id > %(after)s AND {where} "
-        "ORDER BY e.id LIMIT %(limit)s"
-    ).format(context=context, where=_to_embed_where(start, end))
-    return conn.execute(
-        query, {"after": after_id, "model": model, "start": start, "end": end, "limit": limit}
-    ).fetchall()
+        "SELECT e.id, e.occurred_at, e.kind, e.text, {context} FROM events e "
+        "WHERE {where}{keyset} ORDER BY e.occurred_at DESC, e.id DESC LIMIT %(limit)s"
+    ).format(context=context, where=_to_embed_where(backlog), keyset=keyset)
+    params = {**_params(model, backlog), "limit": limit,
+              "at": before[0] if before else None, "id": before[1] if before else None}
+    return [ToEmbed(*row) for row in conn.execute(query, params)]
 
 
-def count_to_embed(
-    conn: psycopg.Connection, model: str, *, start: datetime | None, end: datetime | None
-) -> int:
-    query = sql.SQL("SELECT count(*) FROM events e WHERE {}").format(
-        _to_embed_where(start, end))
-    return conn.execute(query, {"model": model, "start": start, "end": end}).fetchone()[0]
+def count_to_embed(conn: psycopg.Connection, model: str, backlog: Backlog) -> int:
+    query = sql.SQL("SELECT count(*) FROM events e WHERE {}").format(_to_embed_where(backlog))
+    return conn.execute(query, _params(model, backlog)).fetchone()[0]
+
+
+def interim_events(conn: psycopg.Connection, model: str, event_ids: Sequence[int]) -> set[int]:
+    """Which of these events hold interim rows for `model`."""
+    if not event_ids:
+        return set()
+    rows = conn.execute(
+        "SELECT DISTINCT event_id FROM event_embeddings WHERE model = %s "
+        "AND event_id = ANY(%s) AND content_hash LIKE %s",
+        (model, list(event_ids), INTERIM_PREFIX + "%"))
+    return {int(r[0]) for r in rows}
+
+
+def delete_interim(conn: psycopg.Connection, model: str, event_ids: Sequence[int]) -> int:
+    """Drop the interim rows of these events (before their real vectors are written)."""
+    if not event_ids:
+        return 0
+    cur = conn.execute(
+        "DELETE FROM event_embeddings WHERE model = %s AND event_id = ANY(%s) "
+        "AND content_hash LIKE %s", (model, list(event_ids), INTERIM_PREFIX + "%"))
+    return cur.rowcount
 
 
 def count_blank_events(

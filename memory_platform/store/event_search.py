@@ -8,6 +8,7 @@ name and dimension are SQL literals, never parameters (see store/embeddings.py):
 planner uses a per-model partial index only for a predicate it can prove at plan time.
 """
 
+import re
 import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -198,6 +199,41 @@ def lexeme_counts(conn: psycopg.Connection, lexemes: Sequence[str],
     query = sql.SQL("SELECT count(*), {} FROM events e WHERE true{}").format(counts, clause)
     row = conn.execute(query, params).fetchone()
     return int(row[0]), dict(zip(lexemes, (int(n) for n in row[1:]), strict=True))
+
+
+def lexeme_counts_capped(conn: psycopg.Connection, lexemes: Sequence[str],
+                         cap: int) -> dict[str, int]:
+    """Events containing each lexeme, counted up to `cap` through the GIN index: the
+    frequencies search uses before the table has statistics."""
+    counts = sql.SQL(", ").join(
+        sql.SQL("(SELECT count(*) FROM (SELECT 1 FROM events e WHERE e.text_search @@ "
+                "{}::tsquery LIMIT {}) s)").format(sql.Literal(_tsquery_literal(lex)),
+                                                   sql.Literal(int(cap)))
+        for lex in lexemes)
+    row = conn.execute(sql.SQL("SELECT {}").format(counts)).fetchone()
+    return dict(zip(lexemes, (int(n) for n in row), strict=True))
+
+
+def identifier_matches(conn: psycopg.Connection, token: str, f: Filter | None,
+                       limit: int) -> list[int]:
+    """Up to `limit` events (matching the filter) whose text holds `token` as a whole
+    word, case-insensitively. The GIN index finds the events holding its lexemes in
+    sequence (the english parser splits some identifiers: TICKET-1234 is 'ticket' then
+    '-1234', some_func_name is 'func' then 'name'); the text is then checked for the
+    exact string between non-word characters, so "func name" in prose is not
+    some_func_name, and getUserByIds (stemmed like getUserById) is not getUserById."""
+    clause, params = filter_clause(f)
+    query = sql.SQL(
+        "SELECT e.id FROM events e "
+        "WHERE e.text_search @@ phraseto_tsquery('english'::regconfig, %(token)s) "
+        "AND left(e.text, 200000) ~* %(pattern)s{filters} LIMIT %(limit)s"
+    ).format(filters=clause)
+    # re.escape backslashes every regex-special character; in PostgreSQL's regular
+    # expressions a backslash before a non-alphanumeric character is that literal character.
+    pattern = f"(^|[^[:alnum:]_]){re.escape(token)}($|[^[:alnum:]_])"
+    rows = conn.execute(query, {**params, "token": token, "pattern": pattern,
+                                "limit": limit})
+    return sorted(int(r[0]) for r in rows)
 
 
 def _keyword_score(weights: dict[str, float]) -> sql.Composable:
