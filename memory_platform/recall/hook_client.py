@@ -16,17 +16,15 @@ two equal.
 
 import json
 import os
-import select
 import socket
 import sys
-import time
 import traceback
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memory_platform.ingest.hooks import read_hook_input  # standard library only, as here
 from memory_platform.recall.wire import PROTOCOL, socket_path
 
-MAX_INPUT_BYTES = 1 << 20
 STDIN_SECONDS = 5.0
 # How long the hook waits for the resident process: a prompt must not wait on a stuck one.
 ANSWER_SECONDS = {"SessionStart": 20.0, "UserPromptSubmit": 3.0}
@@ -37,31 +35,6 @@ def home() -> Path:
     """$MEMORY_PLATFORM_HOME as Settings.home reads it (default ~/.memory-platform)."""
     value = (os.environ.get("MEMORY_PLATFORM_HOME") or "").strip()
     return Path(value or "~/.memory-platform").expanduser()
-
-
-def read_stdin(stream, timeout: float = STDIN_SECONDS) -> bytes:
-    """stdin until EOF, a complete JSON value or `timeout` seconds: some Claude Code versions
-    have left a hook's stdin open, and a bare read() would then hang."""
-    try:
-        fd = stream.fileno()
-    except (AttributeError, OSError, ValueError):
-        return stream.read()
-    buf = b""
-    deadline = time.monotonic() + timeout
-    while len(buf) <= MAX_INPUT_BYTES:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            break
-        chunk = os.read(fd, 1 << 16)
-        if not chunk:
-            break
-        buf += chunk
-        try:
-            json.loads(buf)
-        except ValueError:
-            continue
-        break
-    return buf
 
 
 class NoServer(ConnectionError):
@@ -114,7 +87,7 @@ def main(command: str) -> int:
     event = COMMANDS[command]
     folder = home()
     try:
-        raw = read_stdin(sys.stdin.buffer)
+        raw = read_hook_input(sys.stdin.buffer, timeout=STDIN_SECONDS)
         try:
             output = ask(folder, event, raw, ANSWER_SECONDS[event])
         except NoServer:
