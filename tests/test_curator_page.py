@@ -5,17 +5,13 @@ countdowns, restore with the keyboard (the database shows the memory active agai
 restore audited), a restore refused outside the window, memory text escaped; then the
 login cookie of a token scoped to one namespace, which sees nothing of another's cuts."""
 
-import shutil
-import socket
-import threading
-import time
 from datetime import date, timedelta
 
 import markupsafe
 import pytest
-import uvicorn
 
 from helpers.api import local_client
+from helpers.browser import chromium, serving
 from helpers.curator import (
     ACME,
     DUPLICATE,
@@ -35,10 +31,6 @@ from memory_platform.llm import ScriptedProvider
 from memory_platform.store import memories as memory_store
 from memory_platform.vault import tokens
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 WEEK = date(2026, 11, 29)
 HOSTILE = "<img src=x onerror=alert(1)> Deploys go out on Fridays."
 WORK = ["Deploys go out on Fridays.", HOSTILE, "Standup is at 9:30."]
@@ -78,33 +70,14 @@ def curated(db, tmp_path):
 
 @pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not shutil.which("chromium"):
-        raise RuntimeError(f"{CHROMIUM} not found: apt-get install -y chromium (.ci/run does)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
 def served(home, db):
-    app = create_app(db)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    app.state.review_recorder.close()
+    with serving(create_app(db)) as url:
+        yield url
 
 
 def status(db, memory_id: int) -> str:

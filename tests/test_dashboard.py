@@ -6,18 +6,14 @@ cookie of a scoped token, 403/404 outside its namespace, and a conflicting decis
 
 import json
 import re
-import shutil
-import socket
-import threading
-import time
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 import markupsafe
 import pytest
-import uvicorn
 
 from helpers.api import local_client
+from helpers.browser import chromium, serving
 from helpers.transcripts import cc_record
 from memory_platform.api.app import create_app
 from memory_platform.ingest import importer as ingest
@@ -29,10 +25,6 @@ from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault
 from memory_platform.vault import review, tokens
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 RUN = "run-dashboard-1"
 DAY = datetime(2026, 3, 2, 9, tzinfo=UTC)
 
@@ -45,38 +37,16 @@ def embedder():
 
 @pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not shutil.which("chromium"):
-        raise RuntimeError(f"{CHROMIUM} not found: apt-get install -y chromium (.ci/run does)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 @pytest.fixture
 def server(home, db):
     """The real app (REST + dashboard) served by uvicorn in a thread: (base url, app)."""
     app = create_app(db)
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}", app
-    srv.should_exit = True
-    thread.join(timeout=10)
-    app.state.review_recorder.close()
+    with serving(app) as url:
+        yield url, app
 
 
 @pytest.fixture

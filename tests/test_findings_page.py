@@ -10,19 +10,15 @@ nor resolves acme's findings. And `memory-platform status --json`'s counts."""
 import io
 import json
 import re
-import shutil
-import socket
-import threading
-import time
 from datetime import datetime, timedelta, timezone
 
 import markupsafe
 import pytest
-import uvicorn
 from rich.console import Console
 from typer.testing import CliRunner
 
 from helpers.api import local_client
+from helpers.browser import chromium, serving
 from helpers.recall_vault import seed
 from helpers.words import WORDS
 from memory_platform.api.app import create_app
@@ -32,10 +28,6 @@ from memory_platform.store import recall as recall_store
 from memory_platform.vault import tokens
 from memory_platform.vault.tokens import Scope
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
 CLASH = "The acme staging database listens on port 5432"
 PHONE = "+33 6 12 34 56 78"
@@ -82,33 +74,14 @@ def planted(db, home) -> dict:
 
 @pytest.fixture
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    if not shutil.which("chromium"):
-        raise RuntimeError(f"{CHROMIUM} not found: apt-get install -y chromium (.ci/run does)")
-    with sync_playwright() as pw:
-        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+    with chromium() as b:
         yield b
-        b.close()
 
 
 @pytest.fixture
 def served(home, db):
-    app = create_app(db)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    app.state.review_recorder.close()
+    with serving(create_app(db)) as url:
+        yield url
 
 
 def finding_row(db, finding_id: int) -> dict:

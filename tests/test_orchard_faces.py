@@ -6,21 +6,17 @@ token); the dashboard page in real headless Chromium; the Dagster assets and sch
 import asyncio
 import json
 import re
-import shutil
-import socket
-import threading
-import time
 import urllib.request
 from datetime import UTC, date, datetime, timedelta
 
 import dagster as dg
 import markupsafe
 import pytest
-import uvicorn
 from mcp import Client
 from typer.testing import CliRunner
 
 from helpers.api import local_client
+from helpers.browser import chromium, serving
 from helpers.orchard_history import ATLAS, import_history, write_history
 from memory_platform.api.app import create_app
 from memory_platform.cli.main import app as cli
@@ -221,71 +217,47 @@ def test_rest_scopes_projects_to_the_tokens_namespaces(db, tmp_path):
 # --- the dashboard page -----------------------------------------------------------------------
 
 
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
-                 "--no-first-run", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync"]
 
 
 @pytest.fixture
 def served(home, db):
-    app = create_app(db)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(timeout=10)
-    app.state.review_recorder.close()
+    with serving(create_app(db)) as url:
+        yield url
 
 
 def test_the_dashboard_page_edits_projects_and_accepts_proposals(served, db, tmp_path):
-    from playwright.sync_api import sync_playwright
-
     hostile = "<script>alert(1)</script> ship it"
     projects.add(db, EVERYTHING, name="atlas", namespace="work", actor="cli:dana",
                  next_action=hostile)
     write_history(tmp_path / "h", date(2026, 3, 16))
     import_history(db, tmp_path / "h")
     discovery.discover(db)
-    if not shutil.which("chromium"):
-        raise RuntimeError("chromium not found: apt-get install -y chromium (.ci/run does)")
     with urllib.request.urlopen(f"{served}/review/orchard") as response:
         html = response.read().decode()
     assert hostile not in html and str(markupsafe.escape(hostile)) in html
     dialogs = []
-    with sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.goto(f"{served}/review/orchard")
-            assert page.locator(".card.rank").count() == 1  # atlas ranked
-            form = page.locator("form.project").first
-            form.locator("input[name=next_action]").fill("tag v1.2")
-            form.locator("select[name=priority]").select_option("1")
-            with page.expect_navigation():
-                form.locator("button[data-action=save]").click()
-            form = page.locator("form.project").first
-            form.locator("input[name=milestone]").fill("staging works")
-            with page.expect_navigation():
-                form.locator("button[data-action=milestone]").click()
-            proposal = page.locator("form.proposal", has_text="scratch")
-            proposal.locator("input[name=namespace]").fill("personal")
-            with page.expect_navigation():
-                proposal.locator("button[data-action=accept]").click()
-            form = page.locator("form.project").first
-            form.locator("select[name=status]").select_option("blocked")
+    with chromium() as browser:
+        page = browser.new_page()
+        page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        page.goto(f"{served}/review/orchard")
+        assert page.locator(".card.rank").count() == 1  # atlas ranked
+        form = page.locator("form.project").first
+        form.locator("input[name=next_action]").fill("tag v1.2")
+        form.locator("select[name=priority]").select_option("1")
+        with page.expect_navigation():
             form.locator("button[data-action=save]").click()
-            page.wait_for_selector("form.project .msg:has-text('needs a blocker')")
-        finally:
-            browser.close()
+        form = page.locator("form.project").first
+        form.locator("input[name=milestone]").fill("staging works")
+        with page.expect_navigation():
+            form.locator("button[data-action=milestone]").click()
+        proposal = page.locator("form.proposal", has_text="scratch")
+        proposal.locator("input[name=namespace]").fill("personal")
+        with page.expect_navigation():
+            proposal.locator("button[data-action=accept]").click()
+        form = page.locator("form.project").first
+        form.locator("select[name=status]").select_option("blocked")
+        form.locator("button[data-action=save]").click()
+        page.wait_for_selector("form.project .msg:has-text('needs a blocker')")
     assert dialogs == []  # the project's markup never ran
     atlas = projects.get(db, EVERYTHING, "atlas", with_history=True)
     assert (atlas["next_action"], atlas["priority"], atlas["status"]) == ("tag v1.2", 1,
