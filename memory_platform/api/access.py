@@ -218,3 +218,19 @@ def rules_of(route: Any) -> list[Rule]:
             found.append(rule)
         stack.extend(dependant.dependencies)
     return found
+
+
+def answer_service(fn: Callable, *args, conflicts: tuple[type[Exception], ...] = (), **kwargs):
+    """`fn(*args, **kwargs)` with the services' refusals as HTTP answers, for every router:
+    Forbidden 403, NotFound 404, Conflict (and `conflicts`) 409, ValueError 422, each with
+    the service's message."""
+    try:
+        return fn(*args, **kwargs)
+    except vault_service.Forbidden as exc:
+        raise HTTPException(status_code=403, detail=str(exc)) from exc
+    except vault_service.NotFound as exc:
+        raise HTTPException(status_code=404, detail=str(exc)) from exc
+    except (vault_service.Conflict, *conflicts) as exc:
+        raise HTTPException(status_code=409, detail=str(exc)) from exc
+    except ValueError as exc:
+        raise HTTPException(status_code=422, detail=str(exc)) from exc

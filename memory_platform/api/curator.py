@@ -15,13 +15,12 @@ mounted with these routes by `mount_curator`.
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel
 
-from memory_platform.api.access import Caller, Rules
+from memory_platform.api.access import Caller, Rules, answer_service
 from memory_platform.curator import service
 from memory_platform.store import Database
-from memory_platform.vault.service import Conflict, Forbidden, NotFound
 
 
 class Cut(BaseModel):
@@ -79,19 +78,6 @@ class Restored(BaseModel):
     curator_run_id: int
 
 
-def _errors(fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except Forbidden as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from exc
-    except NotFound as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
-    except Conflict as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from exc
-    except ValueError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-
-
 def curator_router(database: Database, rules: Rules) -> APIRouter:
     """The /curator routes: reads `scoped`; a restore is a person's decision, `reviewer`
     (an agent token may not undo what a review or the curator decided)."""
@@ -104,30 +90,30 @@ def curator_router(database: Database, rules: Rules) -> APIRouter:
              run: Annotated[int | None, Query(description="a curator run id")] = None
              ) -> list[dict]:
         """Restorable cuts in the caller's namespaces, with the purge countdown."""
-        return _errors(service.cuts, database, caller.scope, namespace=namespace,
-                       curator_run_id=run)
+        return answer_service(service.cuts, database, caller.scope, namespace=namespace,
+                              curator_run_id=run)
 
     @router.post("/cuts/{memory_id:int}/restore", response_model=Restored)
     def restore(caller: ReviewerDep, memory_id: int) -> dict:
         """Restore a cut memory within its window (audited as the caller)."""
-        return _errors(service.restore, database, caller.scope, memory_id,
-                       actor=caller.actor)
+        return answer_service(service.restore, database, caller.scope, memory_id,
+                              actor=caller.actor)
 
     @router.get("/runs", response_model=list[Run])
     def runs(caller: CallerDep, namespace: str | None = None, refused: bool = False
              ) -> list[dict]:
-        return _errors(service.runs, database, caller.scope, namespace=namespace,
-                       refused_only=refused)
+        return answer_service(service.runs, database, caller.scope, namespace=namespace,
+                              refused_only=refused)
 
     @router.get("/runs/{run_id:int}")
     def verdict(caller: CallerDep, run_id: int) -> dict:
         """One verdict as proposed: each cut with the text it removes, its reason and
         evidence; merges and contradictions with their sources."""
-        return _errors(service.proposed_cuts, database, caller.scope, run_id)
+        return answer_service(service.proposed_cuts, database, caller.scope, run_id)
 
     @router.get("/purges")
     def purges(caller: CallerDep, namespace: str | None = None) -> list[dict]:
-        return _errors(service.purges, database, caller.scope, namespace=namespace)
+        return answer_service(service.purges, database, caller.scope, namespace=namespace)
 
     return router
 

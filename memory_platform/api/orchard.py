@@ -29,7 +29,7 @@ from typing import Annotated, Literal
 from fastapi import APIRouter, Depends, HTTPException, Query, Response
 from pydantic import BaseModel, Field
 
-from memory_platform.api.access import Caller, Rules
+from memory_platform.api.access import Caller, Rules, answer_service
 from memory_platform.orchard import discovery, projects, week
 from memory_platform.orchard.models import (
     Accepted,
@@ -43,7 +43,6 @@ from memory_platform.orchard.models import (
     WeekAnswer,
 )
 from memory_platform.store import Database
-from memory_platform.vault.service import Conflict, Forbidden, NotFound
 
 
 class NewProject(BaseModel):
@@ -92,19 +91,6 @@ class Acceptance(BaseModel):
     next_action: str | None = None
 
 
-def _errors(fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except Forbidden as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from exc
-    except NotFound as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
-    except Conflict as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from exc
-    except ValueError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-
-
 def orchard_router(database: Database, rules: Rules,
                    llm=None) -> APIRouter:
     """The /orchard routes over one database; `llm` phrases /orchard/week (default: the
@@ -119,18 +105,18 @@ def orchard_router(database: Database, rules: Rules,
     def list_projects(caller: CallerDep, status: Status | None = None,
                       namespace: str | None = None, include_archived: bool = False) -> dict:
         """Every project the caller may see (filters: status, namespace), with activity."""
-        found = _errors(projects.list_projects, database, caller.scope, status=status,
-                        namespace=namespace, include_archived=include_archived)
+        found = answer_service(projects.list_projects, database, caller.scope, status=status,
+                               namespace=namespace, include_archived=include_archived)
         return {"projects": found, "total": len(found)}
 
     @router.post("/projects", response_model=Project, status_code=201)
     def add_project(caller: CallerDep, body: NewProject) -> dict:
         fields = body.model_dump(exclude_none=True)
-        return _errors(projects.add, database, caller.scope, actor=caller.actor, **fields)
+        return answer_service(projects.add, database, caller.scope, actor=caller.actor, **fields)
 
     @router.get("/projects/{project}", response_model=ProjectWithHistory)
     def get_project(caller: CallerDep, project: str, history: bool = False) -> dict:
-        return _errors(projects.get, database, caller.scope, project, with_history=history)
+        return answer_service(projects.get, database, caller.scope, project, with_history=history)
 
     @router.patch("/projects/{project}", response_model=ProjectChanged)
     def edit_project(caller: CallerDep, project: str, body: ProjectEdit) -> dict:
@@ -140,46 +126,46 @@ def orchard_router(database: Database, rules: Rules,
         for key in ("name", "namespace", "status", "priority", "archived"):
             if key in changes and changes[key] is None:
                 raise HTTPException(status_code=422, detail=f"{key} cannot be null")
-        return _errors(projects.edit, database, caller.scope, project, actor=caller.actor,
-                       **changes)
+        return answer_service(projects.edit, database, caller.scope, project, actor=caller.actor,
+                              **changes)
 
     @router.post("/projects/{project}/milestones", response_model=ProjectChanged)
     def add_milestone(caller: CallerDep, project: str, body: NewMilestone,
                       response: Response) -> dict:
         """Record a milestone (a person's: not limited per day). 201 when recorded, 200
         when it was already the last milestone."""
-        row = _errors(projects.milestone, database, caller.scope, project, body.what,
-                      actor=caller.actor, agent=False, next_action=body.next_action,
-                      blockers=body.blockers, status=body.status)
+        row = answer_service(projects.milestone, database, caller.scope, project, body.what,
+                             actor=caller.actor, agent=False, next_action=body.next_action,
+                             blockers=body.blockers, status=body.status)
         response.status_code = 201 if row["changed"] else 200
         return row
 
     @router.get("/projects/{project}/history", response_model=list[Change])
     def project_history(caller: CallerDep, project: str) -> list[dict]:
-        return _errors(projects.history, database, caller.scope, project)
+        return answer_service(projects.history, database, caller.scope, project)
 
     @router.get("/week", response_model=WeekAnswer)
     def what_this_week(caller: CallerDep, phrase: Annotated[bool, Query(
             description="Let the configured LLM word the answer")] = True) -> dict:
         """Projects ranked by a transparent score, each with reasons and evidence turns."""
         model = (llm or week.configured_llm(database)) if phrase else None
-        return _errors(week.week, database, caller.scope, llm=model)
+        return answer_service(week.week, database, caller.scope, llm=model)
 
     @router.get("/proposals", response_model=list[Proposal])
     def list_proposals(caller: Unscoped, state: Literal["pending", "accepted", "dismissed",
                                                          "all"] = "pending") -> list[dict]:
-        return _errors(discovery.list_proposals, database, None if state == "all" else state)
+        return answer_service(discovery.list_proposals, database, None if state == "all" else state)
 
     @router.post("/proposals/{proposal_id:int}/accept", response_model=Accepted,
                  status_code=201)
     def accept(caller: Unscoped, proposal_id: int, body: Acceptance) -> dict:
         """A person accepts: the proposal becomes a project."""
-        return _errors(discovery.accept, database, caller.scope, proposal_id,
-                       actor=caller.actor, **body.model_dump(exclude_none=True))
+        return answer_service(discovery.accept, database, caller.scope, proposal_id,
+                              actor=caller.actor, **body.model_dump(exclude_none=True))
 
     @router.post("/proposals/{proposal_id:int}/dismiss", response_model=Proposal)
     def dismiss(caller: Unscoped, proposal_id: int) -> dict:
-        return _errors(discovery.dismiss, database, proposal_id, actor=caller.actor)
+        return answer_service(discovery.dismiss, database, proposal_id, actor=caller.actor)
 
     return router
 

@@ -14,14 +14,13 @@ The dashboard's page over the same services is /review/findings
 
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, Query
 from pydantic import BaseModel, Field
 
-from memory_platform.api.access import Caller, Rules
+from memory_platform.api.access import Caller, Rules, answer_service
 from memory_platform.recall import findings as finding_service
 from memory_platform.store import Database
 from memory_platform.vault import context as pack_service
-from memory_platform.vault import service as access
 
 
 class ContextPack(BaseModel):
@@ -43,16 +42,7 @@ class Resolution(BaseModel):
 
 
 def _errors(fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except access.Forbidden as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from exc
-    except access.NotFound as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
-    except (access.Conflict, finding_service.FindingConflict) as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from exc
-    except ValueError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
+    return answer_service(fn, *args, conflicts=(finding_service.FindingConflict,), **kwargs)
 
 
 def recall_router(database: Database, rules: Rules, embedder=None) -> APIRouter:

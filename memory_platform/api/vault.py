@@ -25,10 +25,10 @@ Text longer than vault.service.MAX_TEXT_CHARS, or holding a credential, is refus
 from datetime import datetime
 from typing import Annotated, Literal
 
-from fastapi import APIRouter, Depends, HTTPException, Query, Response
+from fastapi import APIRouter, Depends, Query, Response
 from pydantic import BaseModel, Field
 
-from memory_platform.api.access import Caller, Rules
+from memory_platform.api.access import Caller, Rules, answer_service
 from memory_platform.store import Database
 from memory_platform.vault import service as access
 from memory_platform.vault.models import Category, Page, VaultSearchResult
@@ -98,19 +98,6 @@ class MemoryEdit(BaseModel):
 # --- routes ------------------------------------------------------------------------------
 
 
-def _errors(fn, *args, **kwargs):
-    try:
-        return fn(*args, **kwargs)
-    except access.Forbidden as exc:
-        raise HTTPException(status_code=403, detail=str(exc)) from exc
-    except access.NotFound as exc:
-        raise HTTPException(status_code=404, detail=str(exc)) from exc
-    except access.Conflict as exc:
-        raise HTTPException(status_code=409, detail=str(exc)) from exc
-    except ValueError as exc:
-        raise HTTPException(status_code=422, detail=str(exc)) from exc
-
-
 def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
     """The /vault routes over one database, every one `scoped` (api/access.py);
     `embedder` defaults to the vault embedder."""
@@ -120,7 +107,7 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
     @router.get("/namespaces", response_model=list[Namespace])
     def namespaces(caller: CallerDep) -> list[dict]:
         """The namespaces this caller may see, with their count of active memories."""
-        return _errors(access.namespaces, database, caller.scope)
+        return answer_service(access.namespaces, database, caller.scope)
 
     @router.get("/search", response_model=VaultSearchResult)
     def search(
@@ -135,30 +122,30 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
     ) -> dict:
         """Memories by meaning and by exact words, within the caller's namespaces: current
         facts only, unless include_superseded."""
-        return _errors(access.search, database, caller.scope, q, namespace=namespace, k=k,
-                       embedder=embedder, include_superseded=include_superseded)
+        return answer_service(access.search, database, caller.scope, q, namespace=namespace, k=k,
+                              embedder=embedder, include_superseded=include_superseded)
 
     @router.get("/memories/{memory_id:int}", response_model=Memory)
     def get_memory(caller: CallerDep, memory_id: int) -> dict:
-        return _errors(access.get, database, caller.scope, memory_id)
+        return answer_service(access.get, database, caller.scope, memory_id)
 
     @router.patch("/memories/{memory_id:int}", response_model=MemoryChanged)
     def edit_memory(caller: CallerDep, memory_id: int, body: MemoryEdit) -> dict:
         """Edit the text and/or category of an active memory; audited (before/after)."""
-        return _errors(access.edit, database, caller.scope, memory_id, actor=caller.actor,
-                       text=body.text, category=body.category, embedder=embedder,
-                       topic=body.topic)
+        return answer_service(access.edit, database, caller.scope, memory_id, actor=caller.actor,
+                              text=body.text, category=body.category, embedder=embedder,
+                              topic=body.topic)
 
     @router.delete("/memories/{memory_id:int}", response_model=MemoryChanged)
     def archive_memory(caller: CallerDep, memory_id: int) -> dict:
         """Archive the memory (status 'archived', audited). Nothing is ever hard-deleted."""
-        return _errors(access.archive, database, caller.scope, memory_id, actor=caller.actor)
+        return answer_service(access.archive, database, caller.scope, memory_id, actor=caller.actor)
 
     @router.post("/memories/{memory_id:int}/restore", response_model=MemoryChanged)
     def restore_memory(caller: CallerDep, memory_id: int) -> dict:
         """Make an archived memory active again (audited). 409 when an active memory of
         its namespace already states the same text."""
-        return _errors(access.restore, database, caller.scope, memory_id, actor=caller.actor)
+        return answer_service(access.restore, database, caller.scope, memory_id, actor=caller.actor)
 
     @router.get("/{namespace}/memories", response_model=MemoryPage)
     def list_memories(
@@ -170,8 +157,8 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
     ) -> dict:
         """One page of a namespace's memories by id, with the total. Page until
         next_after_id is null; a limit above the maximum is refused, never clipped."""
-        return _errors(access.list_page, database, caller.scope, namespace,
-                       after_id=after_id, limit=limit, status=status)
+        return answer_service(access.list_page, database, caller.scope, namespace,
+                              after_id=after_id, limit=limit, status=status)
 
     @router.post("/{namespace}/memories", response_model=MemoryWritten,
                  responses={201: {"model": MemoryWritten, "description": "added"},
@@ -181,9 +168,9 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
         """Write a memory into the namespace named with a person's token; with an agent
         token it is staged in <namespace>__ideas for review (as MCP vault_add). The text
         is embedded in the same request."""
-        row = _errors(access.add, database, caller.scope, namespace, body.text,
-                      body.category, actor=caller.actor, embedder=embedder,
-                      topic=body.topic)
+        row = answer_service(access.add, database, caller.scope, namespace, body.text,
+                             body.category, actor=caller.actor, embedder=embedder,
+                             topic=body.topic)
         response.status_code = 201 if row["created"] else 200
         return row
 
