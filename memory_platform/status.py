@@ -1,13 +1,14 @@
 """`memory-platform status` as data: what cairn holds (by source and month), the vault, its
-review backlog and the curator's tombstones == archives invariant per namespace, the days
-not dreamed yet, and warnings. One function over the domain
-services, so every face reports the same thing."""
+review backlog, its open lint and wiki findings and the curator's tombstones == archives
+invariant per namespace, the days not dreamed yet, and warnings. One function over the
+domain services, so every face reports the same thing."""
 
 from datetime import datetime, timedelta, timezone
 
 from memory_platform.curator import archive as curator_archive
 from memory_platform.dream.plan import undreamed_span
 from memory_platform.ingest import catalog
+from memory_platform.recall import findings
 from memory_platform.settings import Settings
 from memory_platform.store import Database
 from memory_platform.vault import queue
@@ -20,7 +21,8 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
     """events, conversations, source_files, event_revisions, database_bytes, database,
     by_source {source: {events, conversations, first, last}}, by_month [{month, source,
     events}], vault [{namespace, memories, pending_review, oldest_pending_days,
-    curator_tombstones, curator_archives, curator_purged, curator_invariant_ok}],
+    lint_findings_open, lint_findings_open_by_kind {kind: n}, curator_tombstones,
+    curator_archives, curator_purged, curator_invariant_ok}],
     curator_invariant_ok, undreamed {first, last} or None, files_with_errors [{kind, path,
     errors, last_import_at}], warnings [str]."""
     now = now or datetime.now(timezone.utc)
@@ -29,6 +31,7 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
     totals = catalog.totals(db)
     invariant = curator_archive.invariant(db)
     pairing = {n["namespace"]: n for n in invariant["by_namespace"]}
+    open_findings = findings.open_counts(db)  # lint's and the wiki intake's, by kind
     warnings = []
     for entry in invariant["by_namespace"]:
         if not entry["ok"]:
@@ -55,6 +58,8 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
                    "pending_review": backlog.get(n["name"], {}).get("pending", 0),
                    "oldest_pending_days": round(backlog[n["name"]]["age_seconds"] / 86400, 1)
                    if n["name"] in backlog else None,
+                   "lint_findings_open": sum(open_findings.get(n["name"], {}).values()),
+                   "lint_findings_open_by_kind": open_findings.get(n["name"], {}),
                    "curator_tombstones": pairing.get(n["name"], {}).get("tombstones", 0),
                    "curator_archives": pairing.get(n["name"], {}).get("archives", 0),
                    "curator_purged": pairing.get(n["name"], {}).get("purged", 0),

@@ -81,7 +81,7 @@ def _values(world, inside: bool) -> dict:
         "project": "work-api" if inside else str(world.personal_project),
         "proposal_id": 1,
         "run_id": 1,
-        "finding_id": 1,
+        "finding_id": world.work_finding if inside else world.personal_finding,
         "q": "port" if inside else PERSONAL_MARK,
         "since": "2026-03-01T00:00:00Z", "until": "2026-03-04T00:00:00Z",
     }
@@ -123,7 +123,7 @@ def _refused_login(response) -> bool:
         response.status_code == 303 and PAGE_LOGIN.match(response.headers["location"]))
 
 
-def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world):
+def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world, db):
     client = local_client(app, follow_redirects=False)
     checked = {rule: 0 for rule in Rule}
     for entry in access.route_table(app):
@@ -169,6 +169,14 @@ def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world):
                                                             mine.text[:300])
             checked[rule] += 1
     assert all(checked.values()), f"a rule no route exercised: {checked}"
+    # every decision route was called on personal's finding with a work token: none took
+    with db.connect() as conn:
+        status = conn.execute("SELECT status FROM lint_findings WHERE id = %s",
+                              (world.personal_finding,)).fetchone()[0]
+    assert status == "open"
+    assert {"/vault/findings/{finding_id:int}/resolve", "/review/findings",
+            "/review/api/findings/{finding_id:int}/resolve"} <= {
+        e.path for e in access.route_table(app)}
 
 
 # --- MCP -------------------------------------------------------------------------------------

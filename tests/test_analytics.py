@@ -1,7 +1,8 @@
 """analytics end to end over the demo history: the lake, `dbt build` of the marts through
-Dagster (every dbt test an asset check, all passing; one failing on planted bad data), the
-dream funnel equal to the database's counts, and the weekly report deterministic and
-rendered without network."""
+Dagster (every dbt test an asset check, all passing; two failing on planted bad data), the
+dream funnel equal to the database's counts, the curator's history and the portfolio equal
+to the database's (empty first, as on a fresh install, then planted by their services),
+and the weekly report deterministic and rendered without network."""
 
 import json
 import re
@@ -11,15 +12,21 @@ from datetime import date, datetime, timedelta, timezone
 
 import dagster as dg
 import duckdb
+import polars as pl
 import psycopg
 import pytest
 from psycopg.conninfo import make_conninfo
 
+from helpers.curator import DUPLICATE, NOW, TRUE_CONFIG, acme_namespace, cut_two, run_week
+from helpers.curator import WEEK as CURATOR_WEEK
+from helpers.curator_portfolio import check_curator_and_portfolio
 from memory_platform import synthetic
 from memory_platform.analytics import lake, service, sql
 from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
 from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
 from memory_platform.assets.dream import DREAM_ASSETS
+from memory_platform.curator import archive
+from memory_platform.curator.execute import execute
 from memory_platform.definitions import defs
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.ingest import lake as raw_lake
@@ -29,6 +36,7 @@ from memory_platform.query.summarize import ChunkPoints, Highlight, Point, Range
 from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
+from memory_platform.store import lake as lake_store
 from memory_platform.vault import review
 
 TODAY = date(2026, 3, 15)  # the demo's story ends the day before
@@ -36,6 +44,8 @@ FIRST, LAST = "2026-03-04", "2026-03-14"
 WEEK = "2026-W11"
 MONDAY = "2026-03-09"
 REPEATED = "The user keeps database migrations numbered and checksummed."
+# Written by the curator and the orchard: empty in the demo world until the test plants them.
+CURATOR_AND_ORCHARD = ("curator_runs", "curator_cuts", "curator_purges", "orchard_snapshots")
 
 
 def dreamer(call) -> str:
@@ -114,19 +124,20 @@ def world(pg_admin_url, tmp_path_factory):
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def build(world, llm, *, selection=None, raise_on_error=True):
+def build(world, llm, *, selection=None, raise_on_error=True, partition_key=MONDAY):
     resources = {**defs.resources, "llm": LLMFactory(llm) if llm else LLMFactory()}
     job = dg.Definitions(assets=defs.assets, resources=resources, jobs=[weekly_report_job]
                          ).resolve_job_def(weekly_report_job.name)
-    return job.execute_in_process(instance=world["instance"], partition_key=MONDAY,
+    return job.execute_in_process(instance=world["instance"], partition_key=partition_key,
                                   asset_selection=selection, raise_on_error=raise_on_error)
 
 
 def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic_report(
-        world, monkeypatch):
-    """One world, in order: dbt build through Dagster with every test passing, funnel equal
-    to the database, report deterministic and offline, served locally, then planted bad
-    data failing one dbt test."""
+        world, monkeypatch, tmp_path):
+    """One world, in order: dbt build through Dagster with every test passing (the curator
+    and orchard tables empty), funnel equal to the database, report deterministic and
+    offline, served locally; then curator records and orchard snapshots planted, their marts
+    equal to the database and in the report; then planted bad data failing two dbt tests."""
     db, settings = world["db"], world["settings"]
     llm = ScriptedProvider(summarizer)
 
@@ -148,14 +159,18 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     materialized = {m.asset_key.to_user_string() for m in run.get_asset_materialization_events()
                     for m in [m.event_specific_data.materialization]}
     assert {"dream_funnel", "daily_activity", "vault_health", "llm_spend", "memories_lake",
+            "curator_history", "portfolio_weeks", "curator_cuts_lake", "orchard_snapshots_lake",
             "weekly_report"} <= materialized
 
     # the lake holds what PostgreSQL held (the report's own calls came after its snapshot)
     with db.connect() as conn:
         for table in lake.TABLES:
-            where = " WHERE run_id IS DISTINCT FROM %s" if table == "llm_calls" else ""
-            count = conn.execute(f"SELECT count(*) FROM {table}{where}",
-                                 (run.run_id,) if where else ()).fetchone()[0]
+            if table == "curator_cuts":  # no table of its own: cuts of the executed verdicts
+                count = lake_store.row_count(conn, table)
+            else:
+                where = " WHERE run_id IS DISTINCT FROM %s" if table == "llm_calls" else ""
+                count = conn.execute(f"SELECT count(*) FROM {table}{where}",
+                                     (run.run_id,) if where else ()).fetchone()[0]
             assert duckdb.sql(f"SELECT count(*) FROM "
                               f"'{lake.snapshot_path(settings.lake, table)}'"
                               ).fetchall()[0][0] == count, table
@@ -187,6 +202,17 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     _, nights = service.run_sql(settings, "SELECT sum(turns_read) FROM marts.dream_nights")
     assert nights[0][0] > 0
 
+    # a fresh install has no curator run and no orchard snapshot: their lake files are
+    # empty with the snapshot's schema, and the marts over them build (every check passed)
+    for table in CURATOR_AND_ORCHARD:
+        path = lake.snapshot_path(settings.lake, table)
+        described = duckdb.sql(f"DESCRIBE SELECT * FROM '{path}'").fetchall()
+        assert [d[0] for d in described] == list(lake.SCHEMAS[table]), table
+        assert duckdb.sql(f"SELECT count(*) FROM '{path}'").fetchall() == [(0,)], table
+    _, empty = service.run_sql(settings, "SELECT (SELECT count(*) FROM marts.curator_history),"
+                                         " (SELECT count(*) FROM marts.portfolio_weeks)")
+    assert empty == [(0, 0)]
+
     # the report: files, metadata with the charts inline, summaries with checked citations
     folder = settings.reports_folder / WEEK
     files = {p.name: p.read_bytes() for p in folder.iterdir()}
@@ -197,6 +223,8 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     assert markdown.startswith(f"# Week {WEEK} (2026-03-09 .. 2026-03-15)")
     assert "A week of steady work." in markdown and "## Dream" in markdown
     assert "999999999" not in markdown  # an invented citation is dropped and counted
+    assert "The curator has no record this week" in markdown
+    assert "No orchard snapshot of this week" in markdown
     meta = run.asset_materializations_for_node("weekly_report")[0].metadata
     assert "data:image/png;base64," in meta["report"].value
     assert meta["summaries"].value == "done" and meta["llm_calls"].value == len(llm.calls) > 0
@@ -238,33 +266,77 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     assert client.get(f"/reports/{WEEK}/..%2Freport.json").status_code == 404
     assert client.get("/reports/2020-W01").status_code == 404
 
+    # curator records and an orchard snapshot planted: their marts and the report's sections
+    check_curator_and_portfolio(world, build, tmp_path)
+
     # planted bad data (in this test, so the module builds its world once per worker): an
     # event from a source no adapter writes fails accepted_values on daily_activity.source,
-    # as an asset check, and the step fails; every other check still passes
+    # a snapshot with a status orchard does not have fails it on portfolio_weeks.status, as
+    # asset checks, and the step fails; every other check still passes
     day = datetime(2026, 3, 10, tzinfo=timezone.utc)
     with db.connect() as conn:
         conn.execute(
             "INSERT INTO events (source, native_id, role, kind, occurred_at, text, raw, "
             "content_hash) VALUES ('myspace', 'planted-1', 'user', 'message', %s, 'hi', "
             "'{}', 'x')", (day + timedelta(hours=3),))
+        conn.execute(
+            "INSERT INTO orchard_snapshots (week, project_id, name, namespace, status, "
+            "priority, blockers, archived, milestones, sessions, turns, run_id) "
+            "SELECT week - 7, project_id, name, namespace, 'abandoned', priority, '{}', "
+            "archived, 0, 0, 0, 'planted-2' FROM orchard_snapshots WHERE name = 'Atlas'")
     try:
         raw_lake.write_partition(db, settings.lake, "2026-03-10", day, day + timedelta(days=1))
         run = build(world, None, raise_on_error=False,
                     selection=[*lake_snapshots.keys, *analytics_marts.keys])
         assert not run.success
         failed = [c for c in run.get_asset_check_evaluations() if not c.passed]
-        assert [(c.asset_key.to_user_string(), c.check_name) for c in failed] == [
+        assert sorted((c.asset_key.to_user_string(), c.check_name) for c in failed) == [
             ("daily_activity", "accepted_values_daily_activity_source__claude_code__claude_ai"
-                               "__chatgpt__gemini__notes__codex")]
+                               "__chatgpt__gemini__notes__codex"),
+            ("portfolio_weeks", "accepted_values_portfolio_weeks_status__active__paused__"
+                                "blocked__done__idea")]
     finally:
         with db.connect() as conn:
             conn.execute("DELETE FROM events WHERE native_id = 'planted-1'")
+            conn.execute("DELETE FROM orchard_snapshots WHERE run_id = 'planted-2'")
         raw_lake.write_partition(db, settings.lake, "2026-03-10", day, day + timedelta(days=1))
 
 
-def test_sql_is_read_only(tmp_path):
-    import polars as pl
+def test_the_lake_keeps_every_cut_with_its_reason_and_fate(db, tmp_path):
+    """A cut restored, cut again by a later week and purged: three rows in curator_cuts, the
+    restored one with its reason although its archive row is gone."""
+    acme = acme_namespace(db, tmp_path)
+    first = cut_two(db, acme).run_pk  # contradicted (the port) and duplicate
+    duplicate = acme["ids"][2]
+    archive.restore(db, duplicate, actor="test")
+    later = CURATOR_WEEK + timedelta(days=7)
+    run_week(db, acme, lambda h: {"cuts": [{
+        "handle": h[DUPLICATE], "reason": "duplicate", "of": h[TRUE_CONFIG],
+        "evidence": [{"handle": h[TRUE_CONFIG], "note": "same statement"}]}]},
+        week=later, run_id="run-2")
+    second = execute(db, "acme", later, dagster_run_id="run-2", config=acme["config"]).run_pk
+    assert len(archive.purge(db, purged_by="test", now=NOW + timedelta(days=30))) == 2
 
+    written = lake.write_snapshot(db, tmp_path / "lake", "curator_cuts")
+    cuts = pl.read_parquet(written["path"])
+    assert cuts.schema == pl.Schema(lake.SCHEMAS["curator_cuts"])
+    assert cuts.select("curator_run_id", "memory_id", "reason", "related_memory_id", "state"
+                       ).rows() == [
+        (first, acme["ids"][0], "contradicted", None, "purged"),
+        (first, duplicate, "duplicate", acme["ids"][1], "restored"),
+        (second, duplicate, "duplicate", acme["ids"][1], "purged")]
+    fates = cuts.select(pl.col("restored_at").is_not_null(), pl.col("purged_at").is_not_null())
+    assert fates.rows() == [(False, True), (True, False), (False, True)]
+    assert (cuts["cut_at"] <= cuts["restored_at"]).to_list()[1]
+    with db.connect() as conn:  # the cut time is the 'cut' audit row's
+        audit = conn.execute("SELECT at FROM vault_audit WHERE action = 'cut' "
+                             "ORDER BY id").fetchall()
+    assert sorted(cuts["cut_at"].to_list()) == [a for (a,) in audit]
+    again = lake.write_snapshot(db, tmp_path / "lake", "curator_cuts")
+    assert again["rows"] == 3 and pl.read_parquet(again["path"]).equals(cuts)
+
+
+def test_sql_is_read_only(tmp_path):
     settings = load_settings(home=tmp_path)
     day = settings.lake / "raw_events" / "date=2026-03-09"
     day.mkdir(parents=True)

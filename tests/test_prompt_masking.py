@@ -76,6 +76,70 @@ def test_masking_masked_text_changes_nothing():
     assert masked(once) == once
 
 
+# --- the labelled set's misses (benchmarks/data/sensitive_cases.jsonl), at their edges -----
+
+STRIPE_BODY = "51H8abcdefghijklmnopqrst"  # 24 characters, the shortest Stripe secret
+NPM_BODY = "abcdefghijklmnopqrstuvwxyz0123456789"  # exactly 36, as npm issues them
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+@pytest.mark.parametrize("secret", [
+    f"sk_live_{STRIPE_BODY}", f"sk_test_{STRIPE_BODY}", f"rk_live_{STRIPE_BODY}",
+    f"rk_test_{STRIPE_BODY}", f"sk_live_{STRIPE_BODY * 4}", f"whsec_{STRIPE_BODY}abcdefgh",
+    f"npm_{NPM_BODY}",
+])
+def test_stripe_and_npm_tokens_are_masked(secret):
+    for text in (secret, f"the key {secret}.", f"STRIPE_KEY={secret}", f"'{secret}'"):
+        out, count = mask_secrets(text)
+        assert secret not in out and count == 1, (text, out)
+
+
+@pytest.mark.parametrize("text", [
+    f"sk_live_{STRIPE_BODY[:-1]}",  # 23 characters: shorter than any Stripe secret
+    f"pk_live_{STRIPE_BODY}",  # a publishable key: public by design, in every web page
+    f"disk_live_{STRIPE_BODY}",  # no word boundary before the prefix
+    f"sk_test_{STRIPE_BODY}_fixture",  # an identifier going on after it
+    "keys look like sk_live_ followed by 24 characters",
+    "call sk_test_helpers_for_billing() first",
+    f"npm_{NPM_BODY[:-1]}",  # 35
+    f"npm_{NPM_BODY}x",  # 37
+    "process.env.npm_config_registry and npm_package_version",
+    "npm_lifecycle_event=install",
+])
+def test_stripe_and_npm_look_alikes_are_left(text):
+    assert mask_secrets(text) == (text, 0)
+
+
+@pytest.mark.parametrize(("text", "kept"), [
+    (f"aws_secret_access_key = {AWS_SECRET}", "aws_secret_access_key = "),
+    (f"AWS_SECRET_ACCESS_KEY={AWS_SECRET}", "AWS_SECRET_ACCESS_KEY="),
+    (f'export AWS_SECRET_ACCESS_KEY="{AWS_SECRET}"', 'export AWS_SECRET_ACCESS_KEY="'),
+    (f"aws_session_token: {AWS_SECRET}", "aws_session_token: "),
+    ("DB_PASSWORD=hunter2hunter2", "DB_PASSWORD="),
+    ("redis://:p4ssw0rd-redis@cache.acme.dev:6379/0", "redis://:"),
+])
+def test_a_key_named_with_a_prefix_and_a_url_without_a_user_are_masked(text, kept):
+    out, count = mask_secrets(text)
+    assert count == 1 and out.startswith(kept + MASK), out
+    assert mask_secrets(out) == (out, 0)  # and masking it again changes nothing
+
+
+@pytest.mark.parametrize("text", [
+    "set aws_secret_access_key in ~/.aws/credentials",
+    "AWS_SECRET_ACCESS_KEY= is empty here",
+    "max_tokens=4096 and token_budget=1500",
+    # code: a snake_case name set to an identifier or an attribute is no credential
+    "client = Client(auth_token=auth_token, base_url=url)",
+    "api_token: SecretStr",
+    "access_token=settings.token",
+    "if api_token == expected_token:",
+    "postgres://localhost:5432/app has no password",
+    "redis://cache.acme.dev:6379/0",
+])
+def test_key_names_and_urls_without_a_secret_are_left(text):
+    assert mask_secrets(text) == (text, 0)
+
+
 # --- per field, end to end ----------------------------------------------------------------
 
 def _claude_ai_export(path, *, title="Planning", attachment=None, tool_input=None,

@@ -19,6 +19,26 @@ _TS = pl.Datetime("us", "UTC")
 
 # Parquet schema of each snapshot, in the column order of its SELECT in store/lake.py.
 SCHEMAS: dict[str, dict[str, pl.DataType]] = {
+    "curator_cuts": {
+        "curator_run_id": pl.Int64, "namespace": pl.String, "curator_week": pl.Date,
+        "handle": pl.Int32, "memory_id": pl.Int64, "reason": pl.String,
+        "related_memory_id": pl.Int64, "cut_at": _TS, "restore_until": _TS,
+        "restored_at": _TS, "purged_at": _TS, "state": pl.String,
+    },
+    "curator_purges": {
+        "id": pl.Int64, "memory_id": pl.Int64, "archive_id": pl.Int64, "namespace": pl.String,
+        "reason": pl.String, "curator_run_id": pl.Int64, "cut_at": _TS,
+        "restore_until": _TS, "purged_at": _TS, "purged_by": pl.String,
+    },
+    "curator_runs": {
+        "id": pl.Int64, "namespace": pl.String, "week": pl.Date, "dagster_run_id": pl.String,
+        "status": pl.String, "dry_run": pl.Boolean, "refusal": pl.String, "listed": pl.Int32,
+        "ceiling": pl.Float64, "max_cuts": pl.Int32, "proposed_cuts": pl.Int32,
+        "proposed_merges": pl.Int32, "proposed_contradictions": pl.Int32,
+        "chunks": pl.Int32, "listing_tokens": pl.Int32, "agent": pl.String,
+        "prompt_version": pl.String, "cuts": pl.Int32, "staged": pl.Int32,
+        "executed_by": pl.String, "created_at": _TS, "decided_at": _TS,
+    },
     "conversations": {
         "id": pl.Int64, "source": pl.String, "native_id": pl.String, "title": pl.String,
         "project": pl.String, "started_at": _TS, "first_seen_at": _TS,
@@ -56,9 +76,17 @@ SCHEMAS: dict[str, dict[str, pl.DataType]] = {
         "cost_usd": pl.Float64, "latency_ms": pl.Int64, "credential_source": pl.String,
         "attempts": pl.Int32, "sdk_retries": pl.Int32, "ok": pl.Boolean, "run_id": pl.String,
     },
+    "orchard_snapshots": {
+        "week": pl.Date, "project_id": pl.Int64, "name": pl.String, "namespace": pl.String,
+        "status": pl.String, "priority": pl.Int32, "blockers": pl.Int32,
+        "has_next_action": pl.Boolean, "deadline": pl.Date, "last_milestone_at": _TS,
+        "archived": pl.Boolean, "milestones": pl.Int32, "sessions": pl.Int32,
+        "turns": pl.Int32, "last_active": pl.Date, "run_id": pl.String, "taken_at": _TS,
+    },
 }
-TABLES = tuple(SCHEMAS)
-assert set(TABLES) == set(store.SNAPSHOTS), "every snapshot query has a schema"
+# In store/lake.py's order: a table is copied before the tables its rows point at.
+TABLES = tuple(store.SNAPSHOTS)
+assert set(TABLES) == set(SCHEMAS), "every snapshot query has a schema"
 
 
 def snapshot_path(lake: Path, table: str) -> Path:

@@ -1,5 +1,6 @@
-"""The weekly report: what was done (summaries), the week's numbers from the marts, and
-four charts, written to `$MEMORY_PLATFORM_HOME/reports/<2026-W48>/`.
+"""The weekly report: what was done (summaries), the week's numbers from the marts (the
+curator's and the portfolio's from report_sections.py), and four charts, written to
+`$MEMORY_PLATFORM_HOME/reports/<2026-W48>/`.
 
 A report is a function of the marts, the week and the model's answers: it carries no build
 time, and its charts are rendered from the same numbers, so building it twice over the same
@@ -14,7 +15,8 @@ from dataclasses import dataclass, field
 from datetime import date, timedelta
 from pathlib import Path
 
-from memory_platform.analytics import charts
+from memory_platform.analytics import charts, report_sections
+from memory_platform.analytics.report_tables import markdown_table, number, query_rows
 from memory_platform.analytics.sql import connect
 from memory_platform.days import week_label
 from memory_platform.settings import Settings
@@ -39,24 +41,18 @@ class Report:
     images: dict[str, bytes] = field(default_factory=dict)
 
 
-def _rows(con, sql: str, params: list) -> list[dict]:
-    cursor = con.execute(sql, params)
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 def week_numbers(settings: Settings, monday: date) -> dict:
     """Every number the report shows, from the marts (read-only)."""
     first, last = monday, monday + timedelta(days=6)
     con = connect(settings, need_marts=True)
     try:
         span = [first, last]
-        by_day_source = _rows(con, """
+        by_day_source = query_rows(con, """
             SELECT day, source, sum(turns)::BIGINT AS turns, sum(words)::BIGINT AS words,
                    sum(events)::BIGINT AS events
             FROM marts.daily_activity WHERE day BETWEEN ? AND ?
             GROUP BY day, source ORDER BY day, source""", span)
-        projects = _rows(con, """
+        projects = query_rows(con, """
             SELECT project, count(DISTINCT conversation_id) AS sessions,
                    sum(turns)::BIGINT AS turns, sum(words)::BIGINT AS words,
                    count(DISTINCT day) AS active_days
@@ -65,27 +61,27 @@ def week_numbers(settings: Settings, monday: date) -> dict:
         sessions = con.execute("""
             SELECT count(DISTINCT (conversation_id, source)) FROM marts.conversation_days
             WHERE day BETWEEN ? AND ? AND turns > 0""", span).fetchone()[0]
-        hours = _rows(con, """
+        hours = query_rows(con, """
             SELECT hour_of_day, sum(turns)::BIGINT AS turns FROM marts.daily_activity
             WHERE day BETWEEN ? AND ? GROUP BY hour_of_day ORDER BY turns DESC, hour_of_day
             LIMIT 1""", span)
-        funnel = _rows(con, f"""
+        funnel = query_rows(con, f"""
             SELECT {', '.join(f'coalesce(sum({c}), 0)::BIGINT AS {c}'
                               for _, c in FUNNEL_STAGES)},
                    count(*) AS nights
             FROM marts.dream_nights WHERE dream_day BETWEEN ? AND ?""", span)[0]
-        funnel_by_namespace = _rows(con, """
+        funnel_by_namespace = query_rows(con, """
             SELECT namespace, sum(candidates)::BIGINT AS candidates,
                    sum(duplicates_rejected)::BIGINT AS duplicates_rejected,
                    sum(staged)::BIGINT AS staged, sum(approved)::BIGINT AS approved,
                    sum(edited)::BIGINT AS edited, sum(skipped)::BIGINT AS skipped
             FROM marts.dream_funnel WHERE dream_day BETWEEN ? AND ?
             GROUP BY namespace ORDER BY namespace""", span)
-        vault_series = _rows(con, """
+        vault_series = query_rows(con, """
             SELECT day, namespace, memories FROM marts.vault_health
             WHERE day BETWEEN ? AND ? ORDER BY day, namespace""",
                              [last - timedelta(days=VAULT_CHART_DAYS - 1), last])
-        vault = _rows(con, """
+        vault = query_rows(con, """
             SELECT h.namespace, h.memories,
                    (SELECT coalesce(sum(added), 0) FROM marts.vault_health a
                     WHERE a.namespace = h.namespace AND a.day BETWEEN ? AND ?)::BIGINT
@@ -97,7 +93,7 @@ def week_numbers(settings: Settings, monday: date) -> dict:
             WHERE h.day = (SELECT max(day) FROM marts.vault_health
                            WHERE namespace = h.namespace AND day <= ?)
             ORDER BY h.namespace""", [first, last, last])
-        spend = _rows(con, """
+        spend = query_rows(con, """
             SELECT provider, model, asset, sum(calls)::BIGINT AS calls,
                    sum(input_tokens)::BIGINT AS input_tokens,
                    sum(output_tokens)::BIGINT AS output_tokens,
@@ -106,11 +102,13 @@ def week_numbers(settings: Settings, monday: date) -> dict:
             FROM marts.llm_spend WHERE day BETWEEN ? AND ?
             GROUP BY provider, model, asset ORDER BY cost_usd DESC, provider, model, asset""",
                       span)
-        spend_by_day = _rows(con, """
+        spend_by_day = query_rows(con, """
             SELECT day, model, round(sum(cost_usd), 6) AS cost_usd,
                    sum(calls)::BIGINT AS calls
             FROM marts.llm_spend WHERE day BETWEEN ? AND ?
             GROUP BY day, model ORDER BY day, model""", span)
+        curator = report_sections.curator_numbers(con, first)
+        portfolio = report_sections.portfolio_numbers(con, first)
     finally:
         con.close()
     turns = sum(r["turns"] for r in by_day_source)
@@ -127,6 +125,7 @@ def week_numbers(settings: Settings, monday: date) -> dict:
         "funnel": funnel, "funnel_by_namespace": funnel_by_namespace,
         "vault": vault, "vault_series": vault_series,
         "spend": spend, "spend_by_day": spend_by_day,
+        "curator": curator, "portfolio": portfolio,
     }
 
 
@@ -161,21 +160,6 @@ def render_charts(numbers: dict, monday: date) -> dict[str, bytes]:
     }
 
 
-def _n(value) -> str:
-    return f"{value:,}" if isinstance(value, int) else str(value)
-
-
-def _table(rows: list[dict], columns: list[tuple[str, str]]) -> list[str]:
-    if not rows:
-        return ["(none)"]
-    lines = ["| " + " | ".join(title for title, _ in columns) + " |",
-             "| " + " | ".join("---" for _ in columns) + " |"]
-    for row in rows:
-        cells = [_n(row[key]) if row[key] is not None else "" for _, key in columns]
-        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
-    return lines
-
-
 def render_markdown(numbers: dict, summaries: dict) -> str:
     totals, funnel = numbers["totals"], numbers["funnel"]
     lines = [f"# Week {numbers['week']} ({numbers['first_day']} .. {numbers['last_day']})",
@@ -183,7 +167,7 @@ def render_markdown(numbers: dict, summaries: dict) -> str:
     if summaries["status"] != "done":
         lines += [f"> {summaries['message']}", ""]
     for item in summaries["projects"]:
-        lines += [f"### {item['project']} ({_n(item['turns'])} turns)", "", item["summary"], ""]
+        lines += [f"### {item['project']} ({number(item['turns'])} turns)", "", item["summary"], ""]
         for highlight in item["highlights"]:
             cites = ", ".join(f"#{i}" for i in highlight["event_ids"])
             lines.append(f"- {highlight['text']}" + (f" (events {cites})" if cites else ""))
@@ -192,37 +176,40 @@ def render_markdown(numbers: dict, summaries: dict) -> str:
                          "week were dropped)")
         lines.append("")
     for item in summaries["unsummarized"]:
-        lines.append(f"- not summarized: {item['project']} ({_n(item['turns'])} turns): "
+        lines.append(f"- not summarized: {item['project']} ({number(item['turns'])} turns): "
                      f"{item['reason']}")
     busiest = totals["busiest_hour_utc"]
     lines += ["", "## The week in numbers", "",
-              f"{_n(totals['turns'])} turns ({_n(totals['words'])} words) in "
-              f"{_n(totals['sessions'])} sessions over {totals['active_days']} active days; "
-              f"{_n(totals['events'])} records in all (tool calls and results included)."
+              f"{number(totals['turns'])} turns ({number(totals['words'])} words) in "
+              f"{number(totals['sessions'])} sessions over {totals['active_days']} active days; "
+              f"{number(totals['events'])} records in all (tool calls and results included)."
               + (f" Busiest hour: {busiest:02d}:00 UTC." if busiest is not None else ""), "",
               "![Turns per day by source](activity.png)", "", "### Projects", ""]
-    lines += _table(numbers["projects"], [("project", "project"), ("sessions", "sessions"),
+    lines += markdown_table(numbers["projects"], [("project", "project"), ("sessions", "sessions"),
                                           ("turns", "turns"), ("words", "words"),
                                           ("active days", "active_days")])
     lines += ["", "## Dream", "",
-              f"{funnel['nights']} days dreamed this week: {_n(funnel['turns_read'])} turns "
-              f"read, {_n(funnel['candidates'])} candidates, "
-              f"{_n(funnel['above_threshold'])} above the threshold, "
-              f"{_n(funnel['duplicates_rejected'])} rejected as already known, "
-              f"{_n(funnel['staged'])} staged; of those {_n(funnel['approved'])} approved, "
-              f"{_n(funnel['edited'])} edited, {_n(funnel['skipped'])} skipped, "
-              f"{_n(funnel['pending'])} pending.", "", "![Dream funnel](funnel.png)", ""]
-    lines += _table(numbers["funnel_by_namespace"], [
+              f"{funnel['nights']} days dreamed this week: {number(funnel['turns_read'])} turns "
+              f"read, {number(funnel['candidates'])} candidates, "
+              f"{number(funnel['above_threshold'])} above the threshold, "
+              f"{number(funnel['duplicates_rejected'])} rejected as already known, "
+              f"{number(funnel['staged'])} staged; of those {number(funnel['approved'])} approved, "
+              f"{number(funnel['edited'])} edited, {number(funnel['skipped'])} skipped, "
+              f"{number(funnel['pending'])} pending.", "", "![Dream funnel](funnel.png)", ""]
+    lines += markdown_table(numbers["funnel_by_namespace"], [
         ("namespace", "namespace"), ("candidates", "candidates"),
         ("rejected as known", "duplicates_rejected"), ("staged", "staged"),
         ("approved", "approved"), ("edited", "edited"), ("skipped", "skipped")])
     lines += ["", "## Vault", "", "At the end of the week:", ""]
-    lines += _table(numbers["vault"], [
+    lines += markdown_table(numbers["vault"], [
         ("namespace", "namespace"), ("memories", "memories"), ("added", "added"),
         ("superseded share", "superseded_share"), ("mean age (days)", "mean_age_days"),
         ("pending review", "pending_review"), ("oldest pending (days)", "oldest_pending_days")])
-    lines += ["", "![Vault size](vault.png)", "", "## LLM spend", ""]
-    lines += _table(numbers["spend"], [
+    lines += ["", "![Vault size](vault.png)", ""]
+    lines += report_sections.render_curator(numbers["curator"])
+    lines += report_sections.render_portfolio(numbers["portfolio"])
+    lines += ["## LLM spend", ""]
+    lines += markdown_table(numbers["spend"], [
         ("provider", "provider"), ("model", "model"), ("asset", "asset"), ("calls", "calls"),
         ("input tokens", "input_tokens"), ("output tokens", "output_tokens"),
         ("cost (USD)", "cost_usd"), ("calls of unknown price", "calls_cost_unknown")])

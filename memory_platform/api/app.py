@@ -127,9 +127,10 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
 
     # /curator (scoped as /vault) and /review/curator, before the dashboard's /review/{namespace}
     mount_curator(app, database, rules)
-    from memory_platform.api.recall import recall_router
+    from memory_platform.api.recall import mount_recall
 
-    app.include_router(recall_router(database, rules, embedder=vault_embedder))  # /vault/...
+    # /vault/context, /vault/findings and /review/findings, before /review/{namespace}
+    mount_recall(app, database, rules, embedder=vault_embedder)
     from memory_platform.api.dashboard import mount_dashboard
     from memory_platform.api.orchard import mount_orchard
     from memory_platform.api.vault import vault_router

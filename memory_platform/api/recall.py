@@ -7,6 +7,9 @@ token, never an agent's).
     GET  /vault/findings?namespace=&status=open                    lint and wiki findings
     POST /vault/findings/{id}/resolve  {"action": "supersede"|"archive"|"keep",
                                         "old_id"?, "memory_id"?}   audited
+
+The dashboard's page over the same services is /review/findings
+(api/dashboard/findings.py), mounted with these routes by `mount_recall`.
 """
 
 from typing import Annotated, Literal
@@ -92,3 +95,12 @@ def recall_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
                        memory_id=body.memory_id)
 
     return router
+
+
+def mount_recall(app, database: Database, rules: Rules, embedder=None) -> None:
+    """The /vault recall routes and the dashboard's /review/findings page (mounted before
+    the dashboard, whose /review/{namespace} would otherwise catch it)."""
+    from memory_platform.api.dashboard.findings import findings_page_router
+
+    app.include_router(recall_router(database, rules, embedder=embedder))
+    app.include_router(findings_page_router(database, rules))

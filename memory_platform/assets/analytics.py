@@ -2,7 +2,8 @@
 
     raw_events_lake (cairn) ─┐
     <table>_lake snapshots ──┴─> dbt staging views ─> marts (dbt tests = asset checks)
-                                                          └─> weekly_report (per ISO week)
+    (lineage: the dream, vault,                             └─> weekly_report (per ISO week)
+     curator and orchard assets)
 
 Thin layer over memory_platform.analytics. The dbt project is `dbt_project/` at the top of
 the repository; its manifest is prepared by `analytics.dbt.ensure_manifest` (a `dbt parse`
@@ -19,7 +20,9 @@ from memory_platform.analytics import dbt as dbt_files
 from memory_platform.analytics import lake, service
 from memory_platform.analytics.report import CHARTS
 from memory_platform.assets.cairn import raw_events
+from memory_platform.assets.curator import curator_cuts, curator_purge, curator_verdicts
 from memory_platform.assets.dream import LLM_POOL, dedup_verdicts, dream_candidates, shadow_memories
+from memory_platform.assets.orchard import orchard_snapshot
 from memory_platform.assets.vault import vault_promotions
 from memory_platform.llm import CallRecorder
 from memory_platform.partitions import weekly_partitions
@@ -27,15 +30,20 @@ from memory_platform.resources import CairnResource, LLMFactory
 
 GROUP = "analytics"
 
-# Which assets write the rows each snapshot copies (its lineage).
+# Which assets write the rows each snapshot copies (its lineage). A restore is a person's
+# act through a face, not an asset: it shows in `curator_cuts_lake` without one.
 SNAPSHOT_SOURCES = {
+    "curator_cuts": [curator_cuts, curator_purge],
+    "curator_purges": [curator_purge],
+    "curator_runs": [curator_verdicts, curator_cuts],
     "conversations": [raw_events],
     "dream_watermarks": [dream_candidates],
     "dream_candidates": [dream_candidates],
     "dedup_verdicts": [dedup_verdicts],
     "memories": [shadow_memories, vault_promotions],
     "vault_audit": [shadow_memories, vault_promotions],
-    "llm_calls": [dream_candidates, dedup_verdicts],
+    "llm_calls": [dream_candidates, dedup_verdicts, curator_verdicts],
+    "orchard_snapshots": [orchard_snapshot],
 }
 
 
@@ -101,7 +109,7 @@ def analytics_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource,
 
 MART_KEYS = [dg.AssetKey(name) for name in (
     "daily_activity", "conversation_days", "dream_funnel", "dream_nights", "vault_health",
-    "llm_spend")]
+    "llm_spend", "curator_history", "portfolio_weeks")]
 
 
 def _inline_images(markdown: str, images: dict[str, bytes]) -> str:

@@ -184,8 +184,9 @@ def bench_hostile(
 
 @bench_app.command("recall")
 def bench_recall(
-    parts: Annotated[str, typer.Option(help="Any of labelled,scale,hooks.")] =
-        "labelled,scale,hooks",
+    parts: Annotated[str, typer.Option(help="Any of labelled,scale,hooks (hooks measures "
+                                   "scale too); the figures of the others are kept from "
+                                   "--out.")] = "labelled,scale,hooks",
     size: Annotated[int, typer.Option(help="Memories in the benchmark namespace.")] = 10_000,
     calls: Annotated[int, typer.Option(help="Timed calls per hook and per pack.")] = 40,
     out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =

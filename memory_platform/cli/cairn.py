@@ -84,10 +84,11 @@ def import_command(
 def status(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
-    """Totals, the vault's backlog and curator cuts, undreamed days, warnings.
+    """Totals, the vault's backlog, findings and curator cuts, undreamed days, warnings.
 
-    What is stored: events by source and month, the vault, its backlog and the curator's
-    cuts (tombstones == archives per namespace), undreamed days.
+    What is stored: events by source and month, the vault, its backlog, its open lint and
+    wiki findings (`memory-platform lint list`) and the curator's cuts (tombstones ==
+    archives per namespace), undreamed days.
 
     Also the database size and a warning for watched folders not imported for a week."""
 
@@ -125,9 +126,9 @@ def _print_status(data: dict) -> None:
             by_month.add_row(month, *[f"{grid[month].get(k, 0):,}" for k in kinds])
         out.print(by_month)
     if data["vault"]:
-        vault_table = Table(title="vault: memories, review backlog, curator cuts")
+        vault_table = Table(title="vault: memories, review backlog, findings, curator cuts")
         for col in ("namespace", "memories", "pending review", "oldest pending",
-                    "cut (restorable)", "tombstones = archives"):
+                    "open findings", "cut (restorable)", "tombstones = archives"):
             vault_table.add_column(col, justify="left" if col == "namespace" else "right")
         for v in data["vault"]:
             age = "" if v["oldest_pending_days"] is None else f"{v['oldest_pending_days']} d"
@@ -136,6 +137,7 @@ def _print_status(data: dict) -> None:
                        f"BROKEN {v['curator_tombstones']} != {v['curator_archives']}")
             vault_table.add_row(v["namespace"], f"{v['memories']:,}",
                                 f"{v['pending_review']:,}", age,
+                                f"{v['lint_findings_open']:,}",
                                 f"{v['curator_archives']:,}", pairing)
         out.print(vault_table)
     if data["undreamed"]:

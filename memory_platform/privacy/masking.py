@@ -7,6 +7,9 @@ harmless hex string costs a little context, leaking a key costs the key.
 import re
 
 MASK = "[secret masked]"
+# The names of a key=value pair whose value is a secret.
+_SECRET_KEY = (r"(?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|"
+               r"private[_-]?key|client[_-]?secret)")
 
 _PATTERNS = [
     re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
@@ -18,16 +21,33 @@ _PATTERNS = [
     re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"),  # Google API key
     re.compile(r"\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}"),  # JWT
     re.compile(r"(?i)\bbearer\s+[A-Za-z0-9_\-\.=]{20,}"),
+    # Stripe secret and restricted keys (live and test: a test key still reads the test
+    # account) and webhook signing secrets. Not pk_: a publishable key is in every page
+    # that takes a payment. The closing \b leaves identifiers such as sk_test_<24>_fixture.
+    re.compile(r"\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{24,}\b"),
+    re.compile(r"\bwhsec_[A-Za-z0-9]{32,}\b"),
+    # npm access tokens: npm_ and exactly 36 characters (npm_config_cache and the other
+    # npm_ environment variables have underscores, so they are never 36 in a row)
+    re.compile(r"\bnpm_[A-Za-z0-9]{36}\b"),
     # key=value / key: value where the key names a secret. Not when the value is already
     # the mask: masking masked text must change nothing (prompts are masked field by field,
     # then whole).
     re.compile(
-        r"(?i)\b((?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|"
-        r"private[_-]?key|client[_-]?secret)[\"']?\s*[:=]\s*[\"']?)"
+        r"(?i)\b(" + _SECRET_KEY + r"[\"']?\s*[:=]\s*[\"']?)"
         r"(?!" + re.escape(MASK) + r")([^\s\"',;]{6,})"
     ),
-    # credentials inside URLs: scheme://user:password@host
-    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"),
+    # The same key as the last word of a snake_case name (aws_secret_access_key,
+    # AWS_SESSION_TOKEN, DB_PASSWORD), which `\b` above never matches after an underscore.
+    # Names like these are all over code (auth_token=auth_token, api_token: SecretStr,
+    # access_token=settings.token), so the value must hold a digit or a symbol: a bare
+    # identifier is code, not a credential (an all-letters password here is missed).
+    re.compile(
+        r"(?i)\b((?:[a-z0-9]+_)+" + _SECRET_KEY + r"[\"']?\s*[:=]\s*[\"']?)"
+        r"(?!" + re.escape(MASK) + r")(?=[^\s\"',;]*[0-9/+=!@#$%^&*~-])([^\s\"',;]{6,})"
+    ),
+    # credentials inside URLs: scheme://user:password@host, and scheme://:password@host
+    # (Redis has a password and no user)
+    re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^\s:/@]*:)([^\s@/]{3,})(@)"),
 ]
 
 

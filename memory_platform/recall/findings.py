@@ -9,9 +9,16 @@ person. Resolving is the only way a finding changes the vault, and every change 
                same (a wiki finding: the held file may be rebuilt)
 
     resolve(db, 7, "supersede", actor="cli:alice", old_id=42)
+
+`for_review` is what the dashboard's findings page shows: each open finding with its
+memories as they are now (a sensitive one masked, its text kept for a reveal, as the review
+page does), the rest of its evidence masked, and the decisions it allows.
 """
 
+from memory_platform.privacy.masking import mask_secrets
+from memory_platform.privacy.personal import mask_personal
 from memory_platform.store import Database
+from memory_platform.store import memories as memory_store
 from memory_platform.store import recall as store
 from memory_platform.store import review as review_store
 from memory_platform.vault import service as access
@@ -37,10 +44,73 @@ def list_findings(db: Database, scope: Scope, *, namespace: str | None = None,
     return [f for f in rows if scope.permits(f["namespace"])]
 
 
-def open_counts(db: Database) -> dict[str, dict[str, int]]:
-    """namespace -> kind -> open findings."""
+def open_counts(db: Database, scope: Scope | None = None) -> dict[str, dict[str, int]]:
+    """namespace -> kind -> open findings, in the namespaces `scope` permits (default:
+    all)."""
+    scope = scope or Scope.everything()
     with db.connect() as conn:
-        return store.open_counts(conn)
+        counts = store.open_counts(conn)
+    return {ns: kinds for ns, kinds in counts.items() if scope.permits(ns)}
+
+
+# Evidence a person learns nothing from: hashes (the fingerprint's parts), and the memories'
+# texts as lint read them (shown as they are now, masked when sensitive, see _memory).
+_HIDDEN_EVIDENCE = ("memories", "reason", "file_sha256")
+
+
+def _mask(value):
+    """Credentials and personal data masked in evidence, whoever's memory it quotes (a
+    judge's reason or a wiki line may quote a sensitive fact)."""
+    if isinstance(value, str):
+        return mask_personal(mask_secrets(value)[0])
+    if isinstance(value, list):
+        return [_mask(v) for v in value]
+    return value
+
+
+def _memory(memory_id: int, row: dict | None, scope: Scope, shown: dict) -> dict:
+    if row is None or not scope.permits(row["namespace"]):
+        return {"id": memory_id, "missing": True}
+    return {"id": memory_id, "missing": False, "namespace": row["namespace"],
+            "category": row["category"], "topic": row["topic"], "status": row["status"],
+            "current": row["status"] == "active" and row["valid_to"] is None,
+            "valid_from": row["valid_from"], "sensitive": bool(row["sensitive"]),
+            "text": row["text"],
+            "masked_text": mask_personal(mask_secrets(row["text"])[0]) if row["sensitive"]
+            else row["text"],
+            # the text changed since lint read it: the next lint closes the finding
+            "changed": memory_id in shown and shown[memory_id] != row["content_hash"]}
+
+
+def for_review(db: Database, scope: Scope, *, namespace: str | None = None) -> list[dict]:
+    """The open findings in scope (list_findings), each with `reason`, `memories` (as they
+    are now; see _memory), `evidence` (the rest, masked), `supersede` (the memory ids
+    that may be named as the old fact; empty when supersede does not apply), `archive`
+    (the ids that may be archived) and `pick` (the memory chosen first: the older fact)."""
+    found = list_findings(db, scope, namespace=namespace)
+    with db.connect() as conn:
+        rows = memory_store.memories_by_id(conn, sorted({i for f in found
+                                                         for i in f["memory_ids"]}))
+    shown_all = []
+    for f in found:
+        evidence = f["evidence"]
+        shown = {m["id"]: m.get("content_hash") for m in evidence.get("memories", [])}
+        memories = [_memory(i, rows.get(i), scope, shown) for i in f["memory_ids"]]
+        present = [m for m in memories if not m["missing"]]
+        pairs = (f["kind"] in ("contradiction", "near_duplicate") and len(memories) == 2
+                 and all(m["current"] for m in present) and len(present) == 2)
+        older = sorted(present, key=lambda m: (m["valid_from"], m["id"]))
+        shown_all.append({
+            "id": f["id"], "namespace": f["namespace"], "kind": f["kind"],
+            "created_at": f["created_at"], "run_id": f["run_id"],
+            "reason": _mask(evidence.get("reason") or ""),
+            "evidence": {k: _mask(v) for k, v in evidence.items()
+                         if k not in _HIDDEN_EVIDENCE and v is not None},
+            "memories": memories,
+            "supersede": [m["id"] for m in memories] if pairs else [],
+            "archive": [m["id"] for m in present if m["status"] == "active"],
+            "pick": older[0]["id"] if older else None})
+    return shown_all
 
 
 def resolve(db: Database, finding_id: int, action: str, *, actor: str,

@@ -1,5 +1,6 @@
 """A small world for the access tests: cairn turns (one holding credentials), memories in
-`work` and `personal`, review entries in each that cite turns, and tokens of each kind.
+`work` and `personal`, review entries in each that cite turns, an open lint finding in
+each, and tokens of each kind.
 
 Everything of `personal` carries the marker PERSONAL_MARK, so a test can check that no
 answer to a `work` token contains any of it."""
@@ -11,6 +12,7 @@ from datetime import datetime, timedelta, timezone
 from helpers.transcripts import cc_record
 from memory_platform.ingest import importer as ingest
 from memory_platform.store import memories as memory_store
+from memory_platform.store import recall as recall_store
 from memory_platform.vault import tokens
 
 ADMIN = "admin-secret-token"
@@ -41,6 +43,8 @@ class World:
     work_agent: str
     personal_person: str
     personal_project: int = 0  # an orchard project of personal (by id: its name is marked)
+    work_finding: int = 0  # an open lint finding about work_memory
+    personal_finding: int = 0  # one about personal_memory (its evidence quotes the mark)
 
 
 def bearer(secret: str) -> dict:
@@ -66,6 +70,14 @@ def build(db, tmp_path) -> World:
         personal_entry, _ = memory_store.add_memory(
             conn, namespace="personal__ideas", text=f"{PERSONAL_MARK} diary is private",
             source="agent", review="pending", actor="test", source_event_ids=[turns[3]])
+        findings = [recall_store.insert_finding(
+            conn, namespace=namespace, kind="stale", memory_ids=[memory_id],
+            evidence={"reason": "planted for the access tests",
+                      "memories": [{"id": memory_id, "text": text}]},
+            fingerprint=f"world-{namespace}", run_id=None)
+            for namespace, memory_id, text in (
+                ("work", work_memory, "the work api listens on port 8081"),
+                ("personal", personal_memory, f"{PERSONAL_MARK}: dentist every March"))]
     from memory_platform.orchard import projects
     from memory_platform.vault.tokens import Scope
 
@@ -77,4 +89,4 @@ def build(db, tmp_path) -> World:
     _, personal_person = tokens.create(db, ["personal"], name="personal-person",
                                        kind="person")
     return World(turns, work_memory, personal_memory, work_entry, personal_entry,
-                 work_person, work_agent, personal_person, personal_project)
+                 work_person, work_agent, personal_person, personal_project, *findings)

@@ -1,6 +1,7 @@
 """The review dashboard: clear the review backlog from a browser, keyboard first.
 
-    GET  /review                      one card per primary namespace: pending, oldest entry's age
+    GET  /review                      one card per primary namespace: pending, oldest entry's
+                                      age; then the open findings per namespace
     GET  /review/{namespace}          the pending entries, one card each (j/k a e s u x A)
     GET  /review/event/{id}?memory=M  a source turn with 3 turns before and after
     GET  /review/login, POST          a token form; sets an HttpOnly SameSite=Strict cookie
@@ -16,6 +17,9 @@
     GET  /review/curator?namespace=           the curator's cuts by run, refused runs first,
                                               purge countdowns (curator.py; j/k r)
     POST /review/api/curator/cuts/{id}/restore        restore a cut within its window
+    GET  /review/findings?namespace=          open lint and wiki findings with their memories
+                                              and evidence (findings.py; j/k 1-9 u a n)
+    POST /review/api/findings/{id}/resolve            supersede, archive or keep
 
 A decision is made synchronously, in the request, by `review.approve/skip/supersede`: the
 entry is promoted and readable when the response arrives (a Dagster run in process takes
@@ -35,9 +39,10 @@ on open loopback, `dashboard:admin` with the admin token).
 Modules: routes.py (the routes, thin: scope checks and service calls), recorder.py (the
 Dagster recording), pages.py (Jinja2 rendering, auto-escaped), orchard.py (the projects
 page, mounted by api/orchard.py), curator.py (the curator page, mounted by api/curator.py),
-templates/ (the HTML), static/ (review.css; status.js, the header on every page; review.js,
-the keyboard and the actions of a namespace's page; orchard.js, the projects page's forms;
-curator.js, the curator page's keyboard and restore).
+findings.py (the findings page, mounted by api/recall.py), templates/ (the HTML), static/
+(review.css; status.js, the header on every page; review.js, the keyboard and the actions
+of a namespace's page; orchard.js, the projects page's forms; curator.js, the curator
+page's keyboard and restore; findings.js, the findings page's keyboard and decisions).
 """
 
 from memory_platform.api.dashboard.recorder import PromotionRecorder

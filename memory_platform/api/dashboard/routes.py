@@ -1,7 +1,8 @@
 """The dashboard's routes: who may see what, the service each calls, and the page or JSON
 it answers with. No SQL and no review rules here: those are vault.queue (what waits),
-vault.review (the decisions), vault.service (namespaces and memories, scoped) and
-query.search (the source turns)."""
+vault.review (the decisions), vault.service (namespaces and memories, scoped),
+recall.findings (the open findings the overview counts) and query.search (the source
+turns)."""
 
 import hmac
 import secrets
@@ -18,6 +19,7 @@ from memory_platform.api import access
 from memory_platform.api.access import SESSION_COOKIE, Caller, Rule, Rules
 from memory_platform.api.dashboard import pages
 from memory_platform.api.dashboard.recorder import PromotionRecorder
+from memory_platform.recall import findings as finding_service
 from memory_platform.store import Database
 from memory_platform.vault import queue as review_queue
 from memory_platform.vault import review, sources
@@ -155,6 +157,7 @@ def dashboard_router(database: Database, rules: Rules,
     def overview(caller: PageCaller) -> HTMLResponse:
         cards = [c for c in review_queue.overview(database) if caller.scope.permits(c["namespace"])]
         return pages.page("overview.html", namespaces=cards, actor=_actor(caller),
+                          findings=finding_service.open_counts(database, caller.scope),
                           scope=caller.scope.describe())
 
     @router.get("/event/{event_id:int}", response_class=HTMLResponse)
