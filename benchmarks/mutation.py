@@ -1,10 +1,13 @@
 """Mutation check of the rule modules (issue 11): mutmut changes one thing at a time in the code
 that holds a rule (masking, the dedup gate's significant tokens, token scope, the dream's
-score threshold and prompt, the import's resume rule) and runs the tests that execute it; a
+score threshold and prompt, the import's resume rule, the curator's breaker and verdict
+validation) and runs the tests that execute it; a
 mutant no test notices ("survived") is a one-line bug the suite would let through.
 
     python benchmarks/mutation.py                 # writes benchmarks/results/mutation.json
     python benchmarks/mutation.py --max-children 2 --keep
+    python benchmarks/mutation.py --only "curator/breaker.py" --only "curator/verdict.py (validation)"
+                                                  # those modules; the others' rows are kept
 
 Which files are mutated and which tests may run: [tool.mutmut] in pyproject.toml (mutmut
 runs, per mutant, only the tests that executed the mutated function). Which functions are
@@ -48,6 +51,11 @@ RULES = {
                      "strip_injected", "chunk_turns")
     ],
     "ingest/importer.py (resume)": ["memory_platform.ingest.importer.x__plan__*"],
+    "curator/breaker.py": ["memory_platform.curator.breaker.*"],
+    "curator/verdict.py (validation)": [
+        f"memory_platform.curator.verdict.x_{name}__*"
+        for name in ("problems", "_fence_opens", "_evidence_problems", "is_decision_record")
+    ],
 }
 DETECTED = {"killed", "timeout", "caught by type check", "segfault"}
 
@@ -82,7 +90,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--keep", action="store_true", help="reuse ./mutants (cached results)")
+    parser.add_argument("--only", action="append", choices=sorted(RULES), default=None,
+                        help="check these modules only; the report keeps the others' rows")
     args = parser.parse_args()
+    rules = {m: RULES[m] for m in args.only} if args.only else RULES
     if not args.keep:
         shutil.rmtree(REPO / "mutants", ignore_errors=True)
 
@@ -95,7 +106,7 @@ def main() -> None:
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # mutants/ must win
     env["MEMORY_PLATFORM_TEST_DATABASE_URL"] = server.get_uri()
     env.setdefault("MEMORY_PLATFORM_SAMPLES", str(SAMPLES))
-    globs = [g for patterns in RULES.values() for g in patterns]
+    globs = [g for patterns in rules.values() for g in patterns]
     load_start, started = os.getloadavg(), time.monotonic()
     run = subprocess.run([str(_mutmut()), "run", "--max-children", str(args.max_children),
                           *globs], cwd=REPO, env=env, stdout=subprocess.DEVNULL,
@@ -106,8 +117,16 @@ def main() -> None:
     results = _results(env)
     server.cleanup()
 
-    modules = {}
-    for module, patterns in RULES.items():
+    earlier = json.loads(OUT.read_text()) if args.only and OUT.exists() else {}
+    run_keys = ("measured_at", "load_average_at_start", "load_average_at_end", "seconds")
+    # Each row says which run measured it (a run with --only keeps the others' rows).
+    modules = {m: {**{k: earlier.get(k) for k in run_keys}, **row}
+               for m, row in earlier.get("modules", {}).items() if m not in rules}
+    this_run = {"measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
+                "load_average_at_start": [round(x, 2) for x in load_start],
+                "load_average_at_end": [round(x, 2) for x in load_end],
+                "seconds": round(seconds, 1)}
+    for module, patterns in rules.items():
         mine = {n: s for n, s in results.items()
                 if any(fnmatch.fnmatchcase(n, p) for p in patterns)}
         counts = Counter(mine.values())
@@ -122,6 +141,7 @@ def main() -> None:
             "score": round(killed / (killed + survived), 3) if killed + survived else None,
             "survivors": sorted(n for n, s in mine.items() if s == "survived"),
             "by_function": {f: dict(c) for f, c in sorted(by_function.items())},
+            **this_run,
         }
     report = {
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
@@ -135,6 +155,8 @@ def main() -> None:
     }
     OUT.write_text(json.dumps(report, indent=2, ensure_ascii=False) + "\n")
     for module, m in modules.items():
+        if module not in rules:
+            continue
         print(f"{module:40} killed {m['killed']:4} survived {m['survived']:3} "
               f"total {m['total']:4} score {m['score']}")
     print(f"{seconds:.0f} s, load {load_start[0]:.1f} -> {load_end[0]:.1f}; {OUT}")

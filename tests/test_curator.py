@@ -114,6 +114,16 @@ def test_the_breaker_allows_exactly_the_ceiling_and_refuses_one_over():
     assert loaded.ceiling_for("acme") == 0.3
 
 
+def test_the_breakers_verdict_reads_whole():
+    # What a refused run says in the digest, the UI and the CLI (the mutation check found
+    # no test reading it).
+    assert breaker.judge(3, 10, 0.3).explain() == (
+        "3 cuts of 10 memories (30%) is within the ceiling of 30% (at most 3)")
+    over = breaker.judge(5, 12, 0.25)
+    assert over.explain() == "5 cuts of 12 memories (42%) is over the ceiling of 25% (at most 3)"
+    assert breaker.judge(0, 0, 0.4).ratio == 0.0
+
+
 # --- propose and execute --------------------------------------------------------------------
 
 
