@@ -7,6 +7,7 @@ import math
 import os
 import platform
 import statistics
+import subprocess
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -85,3 +86,12 @@ def machine() -> dict[str, Any]:
 
 def load_average() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
+
+
+def uptime() -> str:
+    """`uptime`'s line (load averages and how long the machine has run), for the report."""
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True,
+                              check=False).stdout.strip()
+    except OSError:
+        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())

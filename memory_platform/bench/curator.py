@@ -16,7 +16,6 @@ import os
 import platform
 import re
 import statistics
-import subprocess
 import tempfile
 import time
 from collections.abc import Callable
@@ -25,6 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
+from memory_platform.bench.common import uptime
 from memory_platform.curator import archive, listing
 from memory_platform.curator.config import CuratorConfig
 from memory_platform.curator.execute import execute
@@ -48,13 +48,6 @@ _FACTS = ["listens on port {n}", "runs every {n} minutes", "keeps {n} days of lo
           "needs {n} GB of memory", "was last migrated in release {n}",
           "times out after {n} seconds", "retries {n} times before failing",
           "is owned by team {n}"]
-
-
-def _uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
-    except OSError:
-        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _pct(ms: list[float]) -> dict:
@@ -196,7 +189,7 @@ def run(out: Path, *, size: int = 10_000, share: float = 0.10,
         "benchmark": "curator",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "machine": {"cpus": os.cpu_count(), "python": platform.python_version(),
-                    "platform": platform.platform(), "uptime_at_start": _uptime()},
+                    "platform": platform.platform(), "uptime_at_start": uptime()},
         "model": "scripted (no LLM time in the figures)",
         "cut_share": share,
         "default_prompt_budget_tokens": config.prompt_tokens,
@@ -209,7 +202,7 @@ def run(out: Path, *, size: int = 10_000, share: float = 0.10,
         report["results"] = measure(db, share=share, budgets=list(budgets), config=config,
                                     restores=restores, log=log)
         db.close()
-    report["machine"]["uptime_at_end"] = _uptime()
+    report["machine"]["uptime_at_end"] = uptime()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, default=str) + "\n")
     log(f"\nwritten to {out}")

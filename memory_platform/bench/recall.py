@@ -27,7 +27,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from memory_platform.bench.common import machine, scratch_db, server_url
+from memory_platform.bench.common import machine, scratch_db, server_url, uptime
 from memory_platform.store import Database
 from memory_platform.store import memories as memory_store
 
@@ -47,14 +47,6 @@ _FACTS = [
     "Keep {s} error messages short and actionable", "The {s} service uses pytest with {k} workers",
 ]
 _DAYS = ["Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays"]
-
-
-def _uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True,
-                              check=False).stdout.strip()
-    except OSError:
-        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _pcts(ms: list[float]) -> dict:
@@ -363,7 +355,7 @@ def run(out: Path, *, size: int = 10_000, calls: int = 40, parts: tuple[str, ...
     report: dict = {"benchmark": "recall",
                     "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
                     # shared, loaded machine: other work slows every figure
-                    "machine": {**machine(), "uptime_at_start": _uptime()}}
+                    "machine": {**machine(), "uptime_at_start": uptime()}}
     if "labelled" in parts:
         log("labelled personal-data / credential set:")
         report["labelled"] = labelled(log)
@@ -392,7 +384,7 @@ def run(out: Path, *, size: int = 10_000, calls: int = 40, parts: tuple[str, ...
                         os.environ.pop(k, None)
                     else:
                         os.environ[k] = v
-    report["machine"]["uptime_at_end"] = _uptime()
+    report["machine"]["uptime_at_end"] = uptime()
     # the hooks are timed on the scale part's namespace: asking for them measures both
     report["parts_measured"] = {p: {"measured_at": report["measured_at"], **{
         k: report["machine"][k] for k in ("uptime_at_start", "uptime_at_end")}}

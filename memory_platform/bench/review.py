@@ -18,7 +18,6 @@ import json
 import os
 import socket
 import statistics
-import subprocess
 import tempfile
 import threading
 import time
@@ -28,7 +27,7 @@ from pathlib import Path
 
 import httpx
 
-from memory_platform.bench.common import Log, machine, scratch_db, server_url
+from memory_platform.bench.common import Log, machine, scratch_db, server_url, uptime
 from memory_platform.store import Database
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
@@ -40,13 +39,6 @@ CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic"
                  "--no-first-run", "--disable-background-networking",
                  "--disable-component-update", "--disable-sync"]
 TARGET_P95_MS = 300
-
-
-def _uptime() -> str:
-    try:
-        return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
-    except OSError:
-        return "load average: " + ", ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def _percentiles(ms: list[float]) -> dict:
@@ -231,7 +223,7 @@ def run(out: Path, *, approvals: int = 200, list_size: int = 10_000, wait_runs: 
         "benchmark": "review",
         "measured_at": datetime.now(UTC).isoformat(timespec="seconds"),
         # shared, loaded machine: other work slows every figure
-        "machine": {**machine(), "uptime_at_start": _uptime()},
+        "machine": {**machine(), "uptime_at_start": uptime()},
     }
     saved = {k: os.environ.get(k) for k in ("MEMORY_PLATFORM_HOME", "DAGSTER_HOME",
                                             "MEMORY_PLATFORM_DATABASE_URL")}
@@ -256,7 +248,7 @@ def run(out: Path, *, approvals: int = 200, list_size: int = 10_000, wait_runs: 
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-    report["machine"]["uptime_at_end"] = _uptime()
+    report["machine"]["uptime_at_end"] = uptime()
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2, default=str) + "\n")
     log(f"\nwritten to {out}")
