@@ -25,7 +25,7 @@ _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
 class HookInputError(ValueError):
-    """The hook's stdin was not a SessionEnd payload; the message says what was wrong."""
+    """The hook's stdin was not the payload of its event; the message says what was wrong."""
 
 
 def queue_dir(home: Path) -> Path:
@@ -59,21 +59,28 @@ def read_hook_input(stream, timeout: float = 5.0) -> bytes:
     return buf
 
 
-def parse_session_end(raw: str | bytes) -> dict:
-    """Validate a SessionEnd hook payload; return the fields we keep."""
+def parse_hook_object(raw: str | bytes, event: str) -> dict:
+    """The hook's stdin as the JSON object of Claude Code's `event` hook (every hook of this
+    package reads it so): small, not empty, JSON, an object, and no other hook_event_name."""
     if len(raw) > MAX_INPUT_BYTES:
         raise HookInputError(f"hook input is {len(raw)} bytes; expected a small JSON object")
-    if not raw.strip():
-        raise HookInputError("no input on stdin; expected Claude Code's SessionEnd hook JSON")
+    if not raw or not raw.strip():
+        raise HookInputError(f"no input on stdin; expected Claude Code's {event} hook JSON")
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise HookInputError(f"hook input is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise HookInputError(f"hook input must be a JSON object, got {type(data).__name__}")
-    event = data.get("hook_event_name", SESSION_END)
-    if event != SESSION_END:
-        raise HookInputError(f"hook_event_name is {event!r}; this command handles SessionEnd")
+    named = data.get("hook_event_name", event)
+    if named != event:
+        raise HookInputError(f"hook_event_name is {named!r}; this command handles {event}")
+    return data
+
+
+def parse_session_end(raw: str | bytes) -> dict:
+    """Validate a SessionEnd hook payload; return the fields we keep."""
+    data = parse_hook_object(raw, SESSION_END)
     session_id = data.get("session_id")
     if not isinstance(session_id, str) or not session_id.strip():
         raise HookInputError("hook input has no session_id")

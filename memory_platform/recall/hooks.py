@@ -27,6 +27,7 @@ from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memory_platform.ingest.hooks import HookInputError, parse_hook_object
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
 from memory_platform.vault.context import context
@@ -36,7 +37,6 @@ from memory_platform.vault.tokens import Scope
 SESSION_START = "SessionStart"
 PROMPT = "UserPromptSubmit"
 EVENTS = (SESSION_START, PROMPT)
-MAX_INPUT_BYTES = 1 << 20
 MAX_CONTEXT_CHARS = 9_000
 PROMPT_MAX_MEMORIES = 5
 PROMPT_CHARS = 2_000  # of a prompt, read for relevance
@@ -48,27 +48,10 @@ SEEN_TTL_SECONDS = 2 * 86400
 log = logging.getLogger(__name__)
 
 
-class HookInputError(ValueError):
-    """The hook's stdin was not the payload of the event; the message says what was
-    wrong."""
-
-
 def parse_input(raw: str | bytes, event: str) -> dict:
     """Validate a SessionStart or UserPromptSubmit payload; return session_id, cwd, prompt,
     source (missing optional fields are None)."""
-    if len(raw) > MAX_INPUT_BYTES:
-        raise HookInputError(f"hook input is {len(raw)} bytes; expected a small JSON object")
-    if not raw or not raw.strip():
-        raise HookInputError(f"no input on stdin; expected Claude Code's {event} hook JSON")
-    try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise HookInputError(f"hook input is not JSON: {exc}") from None
-    if not isinstance(data, dict):
-        raise HookInputError(f"hook input must be a JSON object, got {type(data).__name__}")
-    named = data.get("hook_event_name", event)
-    if named != event:
-        raise HookInputError(f"hook_event_name is {named!r}; this command handles {event}")
+    data = parse_hook_object(raw, event)
     for key in ("session_id", "cwd", "prompt", "source"):
         if data.get(key) is not None and not isinstance(data[key], str):
             raise HookInputError(f"{key} must be a string, got {type(data[key]).__name__}")
