@@ -13,7 +13,6 @@ call, whichever agent it was.
   alone are judged).
 """
 
-import json
 import os
 import re
 import shutil
@@ -35,6 +34,7 @@ from memory_platform.llm import (
     Provider,
     load_provider,
 )
+from memory_platform.llm.claude_cli import cli_model, parse_cli_output
 
 READ_ONLY_TOOLS = ("Read", "Grep", "Glob")
 GIT_READS = ("Bash(git log:*)", "Bash(git show:*)")
@@ -98,7 +98,7 @@ class SituatedClaudeCLI(Provider):
                                     f"(the curator's time budget)") from exc
             except OSError as exc:
                 raise LLMCallFailed(f"claude-cli: cannot run {self.executable}: {exc}") from exc
-            data = _result_of(proc.stdout)
+            data = parse_cli_output(proc.stdout)
             if proc.returncode != 0 or data is None or data.get("is_error"):
                 found = data or {}
                 detail = (found.get("result") or proc.stderr.strip()[-2000:]
@@ -117,7 +117,7 @@ class SituatedClaudeCLI(Provider):
         usage = data.get("usage") or {}
         cost = data.get("total_cost_usd")
         return Completion(
-            text=text, model=_cli_model(data) or self.model,
+            text=text, model=cli_model(data) or self.model,
             input_tokens=sum(int(usage.get(k) or 0) for k in (
                 "input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")),
             output_tokens=int(usage.get("output_tokens") or 0),
@@ -134,26 +134,6 @@ def _task_text(messages: list[Message], system: str | None, verdict: Path) -> st
     parts.append(f"## Where the answer goes\n\nWrite the JSON object (and nothing else) to "
                  f"{verdict}.")
     return "\n\n".join(parts) + "\n"
-
-
-def _result_of(stdout: str) -> dict | None:
-    """The CLI's result object: the whole output, or its last JSON line."""
-    text = stdout.strip()
-    for candidate in [text] + [line for line in reversed(text.splitlines()) if line.strip()]:
-        try:
-            data = json.loads(candidate)
-        except json.JSONDecodeError:
-            continue
-        if isinstance(data, dict) and data.get("type") == "result":
-            return data
-    return None
-
-
-def _cli_model(data: dict) -> str | None:
-    per_model = data.get("modelUsage")
-    if not isinstance(per_model, dict) or not per_model:
-        return None
-    return max(per_model, key=lambda m: (per_model[m] or {}).get("outputTokens", 0))
 
 
 def build_agent(repo: Path | None, config: CuratorConfig,

@@ -126,7 +126,7 @@ class ClaudeCLIProvider(Provider):
             raise LLMCallFailed(f"claude-cli: no answer within {self.timeout:.0f}s") from exc
         except OSError as exc:
             raise LLMCallFailed(f"claude-cli: cannot run {self.executable}: {exc}") from exc
-        data = _parse_cli_output(proc.stdout)
+        data = parse_cli_output(proc.stdout)
         if proc.returncode != 0 or data is None or data.get("is_error"):
             found = data or {}
             detail = found.get("result") or proc.stderr.strip()[-2000:] or proc.stdout[-2000:]
@@ -144,7 +144,7 @@ class ClaudeCLIProvider(Provider):
         cost = data.get("total_cost_usd")
         return Completion(
             text=data["result"],
-            model=_cli_model(data) or self.model,
+            model=cli_model(data) or self.model,
             input_tokens=input_tokens,
             output_tokens=int(usage.get("output_tokens") or 0),
             cost_usd=float(cost) if cost is not None else None,
@@ -163,7 +163,7 @@ def _render_transcript(messages: list[Message]) -> str:
     return "\n\n---\n\n".join(parts)
 
 
-def _parse_cli_output(stdout: str) -> dict | None:
+def parse_cli_output(stdout: str) -> dict | None:
     """The result object; with --verbose or a wrapper script it is the last JSON line."""
     text = stdout.strip()
     candidates = [text] + [line for line in reversed(text.splitlines()) if line.strip()]
@@ -177,7 +177,7 @@ def _parse_cli_output(stdout: str) -> dict | None:
     return None
 
 
-def _cli_model(data: dict) -> str | None:
+def cli_model(data: dict) -> str | None:
     """The model that did the work: the CLI reports usage per model (it also calls a small
     model for housekeeping), so take the one that wrote the most."""
     per_model = data.get("modelUsage")
