@@ -34,7 +34,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 OUT = REPO / "benchmarks" / "results" / "mutation.json"
-SAMPLES = REPO.parent / "shared" / "formats" / "samples"
+SAMPLES = REPO / "tests" / "data" / "samples"  # the copied tests/ in mutants/ read these
 
 # module (as reported) -> mutmut name globs of the functions holding its rule
 RULES = {

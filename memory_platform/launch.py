@@ -348,9 +348,12 @@ def run_curate(settings: Settings, *, namespace: str | None = None, dry_run: boo
         # here), so the flag is passed again.
         config = {"ops": {"curator_verdicts": {"config": {"dry_run": True}}}} if dry_run \
             else None
+        # SILENT: a refusal is an expected outcome, read back from curator_runs and shown by
+        # the caller, not Dagster's ERROR line with a stack trace; a step that failed for
+        # another reason is in the outcome's errors (its innermost message).
         run = run_job(curator_dry_run_job if dry_run else curator_job, instance,
                       partition_key=curator_key(name, week), tags={TRIGGER_TAG: "cli"},
-                      run_config=config, raise_on_error=False)
+                      run_config=config, quiet=SILENT, raise_on_error=False)
         outcomes.append(outcome.of_run(database, run.run_id, name, week, success=run.success,
                                        errors=_step_errors(run)))
     return outcomes

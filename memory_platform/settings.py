@@ -2,7 +2,7 @@
 
 `load_settings()` reads the environment each time it is called (never at import time), so a
 changed variable takes effect on the next command, sensor tick or request. A bad value is one
-`SettingsError` naming the variable and what it should be. The README's configuration table
+`SettingsError` naming the variable and what it should be. The configuration table of docs/configuration.md
 is generated from the field descriptions here (`markdown_table`), and a test keeps the two
 equal. Vendor keys (`ANTHROPIC_API_KEY`, `OPENAI_API_KEY`) are not ours: the LLM providers
 read them where the vendor SDK expects them.
@@ -112,6 +112,12 @@ class Settings(BaseSettings):
         "process (slower, keyword relevance only)."))
     recall_idle_minutes: Annotated[int, Field(ge=1)] = Field(30, description=(
         "The resident hook process exits after this many minutes without a request."))
+    prompt_hook_seconds: Annotated[float, Field(gt=0, le=600)] = Field(3.5, description=(
+        "`hook prompt` gives up after this long, adding nothing; keep it under the timeout "
+        "Claude Code gives the hook (5 s in the example) with a second to spare."))
+    session_hook_seconds: Annotated[float, Field(gt=0, le=600)] = Field(20.0, description=(
+        "`hook session-start` gives up after this long, adding nothing; keep it under the "
+        "hook's timeout (30 s in the example)."))
     wiki_sensitive: bool = Field(False, description=(
         "Write memories holding personal data to the wiki too (they are left out by "
         "default)."))
@@ -149,6 +155,14 @@ class Settings(BaseSettings):
         "rebinding). `*` turns the check off (behind a proxy that checks it)."))
     api_max_body_bytes: Annotated[int, Field(ge=1024)] = Field(1_048_576, description=(
         "Largest request body `serve` reads, in bytes; a larger one gets 413."))
+
+    # --- collector ------------------------------------------------------------------------
+    collector_token: SecretStr | None = Field(None, description=(
+        "The token `memory-platform collect` sends (`token create --kind collector "
+        "--machine NAME` on the server)."))
+    collector_spool_mb: Annotated[int, Field(ge=1)] = Field(256, description=(
+        "Bound of the collector's on-disk spool (`HOME/collector/spool`), in MiB; when full "
+        "it says so and reads nothing new until the server takes it."))
 
     # --- tools ----------------------------------------------------------------------------
     benchdata: Path | None = Field(None, description=(
@@ -267,7 +281,7 @@ def load_settings(env: Mapping[str, str] | None = None, **overrides) -> Settings
 
 
 def markdown_table() -> str:
-    """The README's configuration table, one row per variable."""
+    """docs/configuration.md's table, one row per variable."""
     rows = ["| variable | default | what it is |", "| --- | --- | --- |"]
     for name, field in Settings.model_fields.items():
         default = field.default
@@ -283,5 +297,5 @@ def markdown_table() -> str:
     return "\n".join(rows)
 
 
-if __name__ == "__main__":  # python -m memory_platform.settings: the README's table
+if __name__ == "__main__":  # python -m memory_platform.settings: docs/configuration.md's table
     print(markdown_table())

@@ -1,13 +1,15 @@
-"""`memory-platform status` as data: what cairn holds (by source and month), the vault, its
+"""`memory-platform status` as data: what cairn holds (by source and month, and per machine:
+its events and last collection), the vault, its
 review backlog, its open lint and wiki findings and the curator's tombstones == archives
 invariant per namespace, the days not dreamed yet, and warnings. One function over the
 domain services, so every face reports the same thing."""
 
 from datetime import datetime, timedelta, timezone
 
+from memory_platform.collect import run as collector
 from memory_platform.curator import archive as curator_archive
 from memory_platform.dream.plan import undreamed_span
-from memory_platform.ingest import catalog
+from memory_platform.ingest import catalog, machines
 from memory_platform.recall import findings
 from memory_platform.settings import Settings
 from memory_platform.store import Database
@@ -20,7 +22,7 @@ WATCH_STALE_DAYS = 7
 def report(db: Database, settings: Settings, now: datetime | None = None) -> dict:
     """events, conversations, source_files, event_revisions, database_bytes, database,
     by_source {source: {events, conversations, first, last}}, by_month [{month, source,
-    events}], vault [{namespace, memories, pending_review, oldest_pending_days,
+    events}], machines [{id, name, uid, local, events, last_collection_at}], vault [{namespace, memories, pending_review, oldest_pending_days,
     lint_findings_open, lint_findings_open_by_kind {kind: n}, curator_tombstones,
     curator_archives, curator_purged, curator_invariant_ok}],
     curator_invariant_ok, undreamed {first, last} or None, files_with_errors [{kind, path,
@@ -49,10 +51,14 @@ def report(db: Database, settings: Settings, now: datetime | None = None) -> dic
                 "Claude Code deletes transcripts after cleanupPeriodDays (default 30): run "
                 f"`memory-platform import claude-code {settings.claude_projects}` or keep "
                 "`memory-platform up` running")
+    collecting = collector.warning(settings.home)  # a collector runs on this machine
+    if collecting:
+        warnings.append(collecting)
     return {
         **totals["summary"],
         "by_source": totals["by_source"],
         "by_month": totals["by_month"],
+        "machines": machines.overview(db, settings.home),
         "database": "external" if settings.database_url else f"embedded in {settings.pgdata}",
         "vault": [{"namespace": n["name"], "memories": n["active"],
                    "pending_review": backlog.get(n["name"], {}).get("pending", 0),

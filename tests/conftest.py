@@ -2,6 +2,7 @@
 with a fresh database per test, and an isolated MEMORY_PLATFORM_HOME / DAGSTER_HOME."""
 
 import os
+import sys
 import uuid
 from pathlib import Path
 
@@ -12,13 +13,55 @@ from psycopg.conninfo import make_conninfo
 from memory_platform.store import Database
 
 REPO = Path(__file__).resolve().parents[1]
-SAMPLES = Path(os.environ.get("MEMORY_PLATFORM_SAMPLES", REPO.parent / "shared/formats/samples"))
+# The real export samples the adapters are tested on live in the repository (provenance and
+# licences: tests/data/samples/SOURCES.md), so a fresh clone tests alone. Resolved: adapters
+# open files by their real path (memory_platform/confined). MEMORY_PLATFORM_SAMPLES only
+# for benchmarks/mutation.py, whose copied tests/ sit elsewhere.
+SAMPLES = Path(os.environ.get("MEMORY_PLATFORM_SAMPLES", REPO / "tests/data/samples")).resolve()
+# ../shared (benchmark data, design docs) is for benchmarks only: a test that opens or lists
+# anything there fails (the audit hook below), so a clone without it cannot break.
+SHARED = {str(REPO.parent / "shared"), str((REPO.parent / "shared").resolve())}
+shared_reads: list[str] = []
+
+
+class SharedReadError(RuntimeError):
+    pass
+
+
+def _under_shared(path) -> bool:
+    if isinstance(path, int):
+        return False
+    try:
+        text = os.path.abspath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return False
+    return any(text == root or text.startswith(root + os.sep) for root in SHARED)
+
+
+def _no_shared(event: str, args: tuple) -> None:
+    # Checked in-process only: a test's subprocesses are given paths by the test itself.
+    if event in ("open", "os.listdir", "os.scandir") and args and _under_shared(args[0]):
+        shared_reads.append(os.fsdecode(args[0]))
+        raise SharedReadError(f"tests must not read ../shared (benchmarks only): {args[0]}")
+
+
+sys.addaudithook(_no_shared)
+
+
+@pytest.fixture(autouse=True)
+def _never_read_shared():
+    """Fails the test that read ../shared even when it caught the SharedReadError."""
+    del shared_reads[:]
+    yield
+    if shared_reads:
+        read, shared_reads[:] = list(shared_reads), []
+        pytest.fail(f"this test read ../shared (benchmarks only): {read}")
 
 
 @pytest.fixture(scope="session")
 def samples_dir() -> Path:
     if not SAMPLES.is_dir():
-        raise RuntimeError(f"sample exports not found at {SAMPLES}; set MEMORY_PLATFORM_SAMPLES")
+        raise RuntimeError(f"sample exports not found at {SAMPLES}")
     return SAMPLES
 
 
@@ -52,11 +95,16 @@ def db(database_url) -> Database:
 
 
 @pytest.fixture
-def home(tmp_path, monkeypatch, database_url) -> Path:
+def home(tmp_path, tmp_path_factory, monkeypatch, database_url) -> Path:
     """An isolated MEMORY_PLATFORM_HOME whose settings point at the test database; tests
-    never inherit a developer's DAGSTER_HOME or ~/.claude."""
+    never inherit a developer's DAGSTER_HOME or ~/.claude. Its models/ is one folder per
+    test session: the int8 model of the interim vectors (any backlog of 32 turns or more)
+    is built once, not once per test (5-10 s each)."""
     home = tmp_path / "home"
     home.mkdir()
+    shared_models = tmp_path_factory.getbasetemp() / "shared-models"
+    shared_models.mkdir(exist_ok=True)
+    (home / "models").symlink_to(shared_models, target_is_directory=True)
     monkeypatch.setenv("MEMORY_PLATFORM_HOME", str(home))
     monkeypatch.setenv("MEMORY_PLATFORM_DATABASE_URL", database_url)
     monkeypatch.setenv("MEMORY_PLATFORM_CLAUDE_PROJECTS", str(tmp_path / "claude-projects"))
@@ -69,7 +117,7 @@ def home(tmp_path, monkeypatch, database_url) -> Path:
 @pytest.fixture(scope="session")
 def int8_home(tmp_path_factory) -> Path:
     """A MEMORY_PLATFORM_HOME whose models/ holds the int8 model of the interim vectors
-    (query/quantized.py), built once per test session: ~10 s of torch export."""
+    (query/quantized.py), built once per test session: ~5-10 s of quantization."""
     from memory_platform.query import quantized
     from memory_platform.query.embeddings import get_embedder
 
@@ -89,3 +137,55 @@ def pytest_configure(config):
     from memory_platform.analytics.dbt import ensure_manifest
 
     ensure_manifest()
+
+
+# --- scheduling on two workers (CI: `pytest -n 2`, pyproject's `--dist loadgroup`) ----------
+# Longest first (longest-processing-time scheduling): a module named here starts at once on
+# a worker instead of after every test collected before it. Seconds: the slowest test of
+# each in a full `-n 2 --durations=60` run, 2026-12-02, load 8-11 on 2 cores.
+FIRST = (
+    "test_deployment.py",   # 259 s
+    "test_dashboard.py",    # 256 s, 91 s, 49 s
+    "test_analytics.py",    # 235 s
+    "test_dream_cli.py",    # 174 s, 58 s
+    "test_up.py",           # 154 s, 85 s, 48 s
+    "test_curator_demo.py",  # 125 s
+)
+# `-m "not slow"`, the everyday subset, leaves out these modules and tests (file::test) on
+# top of those marked in place: the end-to-end runs (Dagster, subprocesses, the browser,
+# the model against sentence-transformers), 14 s to 259 s each in that run.
+SLOW = {
+    "test_deployment.py", "test_dashboard.py", "test_curator_page.py", "test_findings_page.py",
+    "test_orchard_faces.py", "test_analytics.py", "test_dream_cli.py", "test_dream_dagster.py",
+    "test_up.py", "test_curator_demo.py", "test_curator_dagster.py", "test_db_recovery.py",
+    "test_minilm.py", "test_onnx_model.py", "test_quantized.py", "test_interim_vectors.py",
+    "test_index_exactness.py", "test_api_schema.py", "test_hostile_regressions.py",
+    "test_dagster.py", "test_identifiers.py",
+    "test_cli.py::test_small_things_read_right",
+    "test_cli.py::test_vault_add_keeps_the_vault_rules_on_the_cli",
+    "test_cli.py::test_record_errors_are_listed_with_file_and_line_and_exit_nonzero",
+    "test_ingest.py::test_sigkill_mid_import_then_rerun_equals_clean_import",
+    "test_review.py::test_review_cli_with_piped_stdin",
+    "test_memory_imports.py::test_the_import_commands",
+    "test_sql_sandbox.py::test_the_cli_refuses_with_an_error_line",
+    "test_curator_refusals.py::test_curate_goes_on_after_a_refused_namespace",
+    "test_curator_tools.py::test_claude_cli_reads_only_through_the_curators_tools",
+    "test_db_timeouts.py::test_a_server_that_never_answers_the_startup_is_given_up_on_in_time",
+    "test_curator_agents.py::test_anthropic_tool_loop_refuses_escapes",
+    "test_progress.py::test_an_in_process_ingest_run_reports_to_the_terminal",
+    "test_curator_faces.py::test_a_cut_secret_is_shown_masked_on_every_face",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(FIRST)))  # stable: modules stay whole
+    for item in items:
+        if {item.path.name, f"{item.path.name}::{item.originalname}"} & SLOW:
+            item.add_marker(pytest.mark.slow)
+        # A module (or class) fixture is built once per worker that runs one of its tests:
+        # its tests stay on one worker, so it is built once.
+        defs = getattr(item, "_fixtureinfo", None)
+        scopes = {d[-1].scope for d in defs.name2fixturedefs.values() if d} if defs else set()
+        if scopes & {"module", "class"}:
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))

@@ -10,6 +10,9 @@ Expectations per rule (api/access.py):
   (403/404) or left out, and the answer never contains personal data; values of `work`
   are let in.
 - reviewer: as scoped, and an agent token gets 403 even inside its scope.
+- collector: 401 without credentials, 403 for a namespace token and for another machine's
+  collector token; the machine's own collector token and the admin are let in. A collector
+  token gets 403 on every route of every other rule but public.
 """
 
 import asyncio
@@ -20,12 +23,11 @@ from fastapi.routing import APIRoute
 from mcp.server.mcpserver.exceptions import ToolError
 from starlette.routing import Mount
 
-from helpers.api import HashEmbedder, local_client, thread_recorder
+from helpers.api import HashEmbedder, call_route, local_client, thread_recorder
 from helpers.world import ADMIN, PERSONAL_MARK, bearer, build
 from memory_platform.api import access
 from memory_platform.api.access import Rule
 from memory_platform.api.app import create_app
-from memory_platform.api.http_guards import FORM_PATHS
 from memory_platform.llm import ScriptedProvider
 from memory_platform.mcp import server as mcp_server
 from memory_platform.mcp import tools as mcp_tools
@@ -83,6 +85,7 @@ def _values(world, inside: bool) -> dict:
         "run_id": 1,
         "finding_id": world.work_finding if inside else world.personal_finding,
         "q": "port" if inside else PERSONAL_MARK,
+        "machine": "laptop" if inside else "desk",
         "since": "2026-03-01T00:00:00Z", "until": "2026-03-04T00:00:00Z",
     }
 
@@ -105,17 +108,6 @@ def _request(entry: access.RouteEntry, world, inside: bool) -> tuple[str, dict, 
     return path, params, body
 
 
-def _call(client, method, path, params, body, headers=None):
-    # past the cross-site check (tested on its own): this matrix is about the rules
-    headers = {"X-Memory-Platform": "1", **(headers or {})}
-    if method == "POST" and path in FORM_PATHS:  # the app's own HTML form: its CSRF token, from the form page
-        client.get(path)
-        return client.post(path, data={"token": "wrong", "next": "/review",
-                                       "csrf": client.cookies.get("mp_csrf")},
-                           headers=headers)
-    if method in ("GET", "HEAD", "DELETE"):
-        return client.request(method, path, params=params, headers=headers)
-    return client.request(method, path, params=params, json=body, headers=headers)
 
 
 def _refused_login(response) -> bool:
@@ -144,7 +136,7 @@ def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world, db):
             where = f"{method} {entry.path}"
             outside = _request(entry, world, inside=False)
             inside = _request(entry, world, inside=True)
-            anonymous = _call(client, method, *outside)
+            anonymous = call_route(client, method, *outside)
             if rule == Rule.PUBLIC:
                 # (the login form answers a wrong token by showing itself again)
                 assert anonymous.status_code not in (401, 403), where
@@ -152,19 +144,34 @@ def test_every_route_keeps_its_rule_for_every_kind_of_caller(app, world, db):
                 continue
             assert _refused_login(anonymous), (where, anonymous.status_code)
             assert PERSONAL_MARK not in anonymous.text, where
+            as_collector = call_route(client, method, *(inside if rule == Rule.COLLECTOR
+                                                   else outside),
+                                 headers=bearer(world.collector))
+            if rule == Rule.COLLECTOR:
+                assert as_collector.status_code not in (401, 403), (where, as_collector.text)
+                assert call_route(client, method, *outside, headers=bearer(world.collector)
+                             ).status_code == 403, where
+                assert call_route(client, method, *inside, headers=bearer(world.work_person)
+                             ).status_code == 403, where
+                admin = call_route(client, method, *outside, headers=bearer(ADMIN))
+                assert admin.status_code not in (401, 403), (where, admin.status_code)
+                checked[rule] += 1
+                continue
+            assert as_collector.status_code == 403, (where, as_collector.status_code)
+            assert PERSONAL_MARK not in as_collector.text, where
 
-            theirs = _call(client, method, *outside, headers=bearer(world.work_person))
+            theirs = call_route(client, method, *outside, headers=bearer(world.work_person))
             assert PERSONAL_MARK not in theirs.text, (where, theirs.text[:300])
             if rule == Rule.UNSCOPED:
                 assert theirs.status_code == 403, (where, theirs.status_code)
-                admin = _call(client, method, *inside, headers=bearer(ADMIN))
+                admin = call_route(client, method, *inside, headers=bearer(ADMIN))
                 assert admin.status_code not in (401, 403), (where, admin.status_code)
             else:
                 assert theirs.status_code in (200, 403, 404), (where, theirs.status_code)
                 if rule == Rule.REVIEWER:
-                    as_agent = _call(client, method, *inside, headers=bearer(world.work_agent))
+                    as_agent = call_route(client, method, *inside, headers=bearer(world.work_agent))
                     assert as_agent.status_code == 403, (where, as_agent.status_code)
-                mine = _call(client, method, *inside, headers=bearer(world.work_person))
+                mine = call_route(client, method, *inside, headers=bearer(world.work_person))
                 assert mine.status_code not in (401, 403), (where, mine.status_code,
                                                             mine.text[:300])
             checked[rule] += 1

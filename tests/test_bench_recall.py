@@ -1,5 +1,5 @@
 """`memory-platform bench recall --parts labelled`: the labelled set alone, on the masking
-patterns as they are (precision must stay 1.00), and re-measuring one part keeps the
+patterns as they are (precision must stay 1.00, prose recall at least 0.9), and re-measuring one part keeps the
 figures of the others in the JSON, each part dated with its load."""
 
 import json
@@ -9,10 +9,19 @@ import pytest
 from memory_platform.bench import recall
 
 
-def test_the_hand_patterns_find_every_labelled_credential_and_nothing_else():
+def test_the_hand_patterns_find_the_labelled_credentials_and_nothing_else():
+    """No look-alike is flagged (precision 1.00), every credential written as a key, a
+    URL or a token's own shape is found, and of those written as prose (issue 20) at most
+    one in ten is missed; each miss is a prose case (BENCHMARKS.md lists them)."""
     found = recall.labelled(lambda line: None)["credentials"]["hand_patterns"]
-    assert (found["precision"], found["recall"], found["wrong"]) == (1.0, 1.0, [])
-    assert found["tp"] == 25
+    cases = [json.loads(line) for line in recall.CASES.read_text().splitlines() if line]
+    credentials = [c for c in cases if "credential" in c["kinds"]]
+    prose = {c["text"] for c in credentials if c["note"] == "prose credential"}
+    assert len(prose) >= 50 and len(credentials) - len(prose) == 25
+    assert found["precision"] == 1.0 and found["fp"] == 0
+    assert set(found["wrong"]) <= prose, set(found["wrong"]) - prose
+    assert found["tp"] + found["fn"] == len(credentials)
+    assert found["fn"] <= len(prose) // 10
 
 
 def test_one_part_re_measured_keeps_the_others(tmp_path):
@@ -26,7 +35,8 @@ def test_one_part_re_measured_keeps_the_others(tmp_path):
     written = json.loads(out.read_text())
     assert written == json.loads(json.dumps(report, default=str))
     assert written["scale"] == {"lint_s": 5.7} and written["hooks"] == {"n": 40}
-    assert written["labelled"]["credentials"]["hand_patterns"]["recall"] == 1.0
+    assert "stale" not in written["labelled"]  # measured again, not kept
+    assert written["labelled"]["credentials"]["hand_patterns"]["precision"] == 1.0
     dated = written["parts_measured"]
     assert list(dated) == ["labelled", "scale", "hooks"]
     assert dated["scale"] == {"measured_at": "2026-12-01T15:26:00+00:00",

@@ -148,10 +148,15 @@ def test_small_things_read_right(home):
     [memory] = json.loads(run("vault", "list", "work", "--json").stdout)["memories"]
     assert "T" in memory["created_at"] and " " not in memory["created_at"]
 
+    # Nothing imported: search by meaning has nothing to search, and `embed` says why
+    # instead of "embedded 0 events" (issue 22).
     embedded = run("embed")
     assert embedded.returncode == 0, embedded.stderr
-    assert embedded.stdout.startswith("embedded 0 events with all-MiniLM-L6-v2+ctx2")
-    assert json.loads(run("embed", "--json").stdout)["events"] == 0
+    assert embedded.stdout.startswith("nothing to embed: no event has text yet"), \
+        embedded.stdout
+    assert "embedded 0" not in embedded.stdout
+    stats = json.loads(run("embed", "--json").stdout)
+    assert (stats["events"], stats["with_vectors"], stats["without_vectors"]) == (0, 0, 0)
 
 
 def test_vault_add_keeps_the_vault_rules_on_the_cli(home):

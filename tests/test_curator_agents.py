@@ -1,7 +1,8 @@
 """The curator's agents, with no network: the repository tools' confinement, the API tool
 loop against a local stub of the OpenAI-compatible and Anthropic wire formats (tool calls
 that try to leave the repository are refused), and `claude -p` through a fake `claude`
-executable that records its working directory, its arguments and the task file."""
+executable that records its working directory, arguments and task, and drives the
+curator's MCP server (its only tools) as Claude Code would."""
 
 import json
 import os
@@ -184,12 +185,12 @@ def test_the_tool_loop_stops_at_its_turn_budget(repo):
 # --- claude -p ------------------------------------------------------------------------------
 
 
-def test_claude_cli_runs_in_the_repo_with_the_task_in_a_file(db, repo, tmp_path, monkeypatch):
-    fake = install_fake_claude(tmp_path / "bin")
+def test_claude_cli_judges_through_the_curators_tools(db, repo, tmp_path, monkeypatch):
+    fake = install_fake_claude(tmp_path / "bin", probes=[
+        ("read_file", {"path": "config/server.toml"}), ("read_file", {"path": "secret_link.txt"})])
     monkeypatch.setenv("PATH", f"{fake['bin']}{os.pathsep}{os.environ['PATH']}")
-    for key, value in fake["env"].items():
-        monkeypatch.setenv(key, value)
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     seed(db, "acme", ACME)
     config = CuratorConfig(repos={"acme": repo["path"]}, max_turns=12, timeout_seconds=60)
     settings = LLMSettings.from_env({**os.environ, "MEMORY_PLATFORM_LLM_PROVIDER": "claude-cli"})
@@ -199,20 +200,19 @@ def test_claude_cli_runs_in_the_repo_with_the_task_in_a_file(db, repo, tmp_path,
     proposal = propose(db, "acme", WEEK, agent=lambda: recorder, dagster_run_id="run-cli",
                        config=config, repo=repo["path"], now=NOW)
     [call] = fake_calls(fake["log"])
-    assert call["cwd"] == str(repo["path"].resolve())
     argv = call["argv"]
     assert argv[argv.index("--max-turns") + 1] == "12"
-    tools = argv[argv.index("--tools") + 1].split(",")
-    assert set(tools) == {"Read", "Grep", "Glob", "Bash", "Write"}
-    allowed = argv[argv.index("--allowedTools") + 1]
-    assert "Bash(git log:*)" in allowed and "Bash(git show:*)" in allowed
-    assert f"Write(/{call['verdict_path']})" in allowed and "Edit" not in allowed
-    assert "Bash," not in allowed + ","  # Bash only for git log / git show
-    assert len(" ".join(argv)) < 1500  # the task travels in a file, not the argv
-    assert STALE not in " ".join(argv)
+    assert argv[argv.index("--tools") + 1] == ""  # none of Claude Code's own tools
+    assert argv[argv.index("--allowedTools") + 1] == "mcp__curator"
+    assert call["tools"] == ["git_log", "git_show", "grep", "list_files", "read_file",
+                             "write_verdict"]
+    # the repository is read through the tools, confined to it
+    assert "port = 9090" in call["probes"][0]["text"]
+    assert call["probes"][1]["text"].startswith("refused:") and SECRET not in json.dumps(call)
+    assert call["cwd"] != str(repo["path"].resolve())  # the repo's own settings: not loaded
+    assert len(" ".join(argv)) < 1500 and STALE not in " ".join(argv)  # the task: on stdin
     assert "Chesterton's fence" in call["task"] and STALE in call["task"]
-    assert call["task_path"].endswith("task.md")
-    assert not os.path.exists(call["task_path"])  # the working folder is cleaned up
+    assert not os.path.exists(call["cwd"])  # the working folder is cleaned up
     assert proposal.status == "proposed" and proposal.proposed_cuts == 2
     assert {ACME[c["handle"] - 1] for c in proposal.verdict["cuts"]} == {STALE, DUPLICATE}
     assert proposal.verdict["cuts"][0]["evidence"][0]["line"] == PORT_LINE
@@ -222,19 +222,14 @@ def test_claude_cli_runs_in_the_repo_with_the_task_in_a_file(db, repo, tmp_path,
     assert meta["llm_models"] == {"claude-cli/claude-sonnet-4-6": 1}
 
 
-def test_claude_cli_without_a_repo_runs_in_an_empty_folder(db, tmp_path, monkeypatch):
-    fake = install_fake_claude(tmp_path / "bin")
-    (fake["bin"] / "plan.py").write_text(
-        "def verdict(task):\n    return {'cuts': [], 'merges': [], 'contradictions': []}\n")
+def test_claude_cli_without_a_repo_has_only_write_verdict(db, tmp_path, monkeypatch):
+    fake = install_fake_claude(tmp_path / "bin", plan_name="keep_all")
     monkeypatch.setenv("PATH", f"{fake['bin']}{os.pathsep}{os.environ['PATH']}")
-    for key, value in fake["env"].items():
-        monkeypatch.setenv(key, value)
     seed(db, "personal", ["I like tea."], vectors=False)
     agent = SituatedClaudeCLI(repo=None, max_turns=3, timeout=60)
     proposal = propose(db, "personal", WEEK, agent=lambda: agent, dagster_run_id="r",
                        config=CuratorConfig(), repo=None, now=NOW)
     [call] = fake_calls(fake["log"])
-    assert os.path.dirname(call["task_path"]) == call["cwd"]
-    tools = call["argv"][call["argv"].index("--tools") + 1].split(",")
-    assert "Bash" not in tools
+    assert call["tools"] == ["write_verdict"]
+    assert "--root" not in json.dumps(call["argv"])
     assert proposal.status == "proposed" and proposal.proposed_cuts == 0

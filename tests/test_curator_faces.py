@@ -124,3 +124,40 @@ def test_the_digest_lists_last_weeks_cuts_and_refused_runs(db, cut):
     assert "**1 curator run(s) REFUSED: nothing was cut in them.**" in markdown
     assert f"`memory-platform curator restore {cut['ids'][0]}`" in markdown
     assert STALE in markdown and "(contradicted)" in markdown
+
+
+CANARY_KEY = "sk-proj-" + "Zq8Wm3Np5Rv7Tx2K" * 3
+
+
+def test_a_cut_secret_is_shown_masked_on_every_face(db, tmp_path):
+    """A memory cut because it holds a credential: its text reaches REST, the page and the
+    CLI masked (the service masks it, for every face)."""
+    from memory_platform.api.app import create_app
+    from memory_platform.cli.main import app
+    from memory_platform.curator import service
+    from memory_platform.vault.tokens import Scope
+
+    repo = make_repo(tmp_path)
+    texts = ACME + [f"The staging OpenAI key is {CANARY_KEY} for now."]
+    seed(db, "acme", texts)
+    config = CuratorConfig(repos={"acme": repo["path"]})
+
+    def plan(handles):
+        secret = handles[next(t for t in handles if CANARY_KEY in t or "masked" in t)]
+        return {"cuts": [{"handle": secret, "reason": "secret", "evidence": [
+            {"handle": secret, "note": f"holds a key: {CANARY_KEY}"}]}]}
+
+    model = ScriptedProvider(answers=answering(plan))
+    proposal = propose(db, "acme", WEEK, agent=lambda: model, dagster_run_id="run-s",
+                       config=config, repo=repo["path"])
+    assert CANARY_KEY not in model.calls[0].prompt  # the listing was masked already
+    execute(db, "acme", WEEK, dagster_run_id="run-s", config=config)
+    client = local_client(create_app(db))
+    shown = [client.get("/curator/cuts").text, client.get(f"/curator/runs/{proposal.run_pk}").text,
+             client.get("/review/curator").text,
+             CliRunner().invoke(app, ["curator", "cuts", "--json"]).output,
+             repr(service.cuts(db, Scope.everything()))]
+    assert all("OpenAI key is" in s for s in shown[:2]), shown[:2]
+    for answer in shown:
+        assert CANARY_KEY not in answer, answer[:300]
+    assert "[secret masked]" in shown[0]

@@ -7,6 +7,9 @@ when that is unavailable, and the counts say which."""
 import json
 import logging
 import sys
+import threading
+import time
+from datetime import timedelta
 
 import numpy as np
 import pytest
@@ -96,6 +99,7 @@ def _vectors(db: Database, model: str) -> dict[int, tuple[str, np.ndarray]]:
     return {e: (h, np.asarray(json.loads(v), dtype=np.float32)) for e, h, v in rows}
 
 
+MINUTE = timedelta(minutes=1)
 TURNS = ["Are you free this weekend?", "I might go climbing, want to join?",
          "Sounds good, see you at the gym on Saturday.", "Bring the spare harness please."]
 
@@ -157,3 +161,71 @@ def test_without_onnxruntime_the_interim_vectors_come_from_numpy(db, tmp_path, m
         assert float(snapshots[0][event][1] @ vector) > 0.9999
     assert not any(h.startswith(embedding_store.INTERIM_PREFIX)
                    for h, _ in _vectors(db, ctx.name).values())
+
+
+# --- issue 22: interim vectors for a backlog of any size, small first pages, one backfill
+# per model at a time, and an `embed` report true to what search finds --------------------
+
+
+def test_a_backlog_under_two_thousand_turns_gets_interim_vectors(db):
+    """The 1,757-turn backlog of a first `up` had no interim vectors (threshold 2,000)."""
+    inner = HashEmbedder("hash-any", 8, max_chars=1000)
+    ctx = WithContext(inner, turns=2)
+    turns = 40  # a page of a first import, not thousands
+    add_events(db, "claude-ai", [
+        {"native_id": f"m{i}", "text": f"turn {i}", "occurred_at": at(3, 9, 0) + i * MINUTE,
+         "conversation": "c"} for i in range(turns)])
+    counts = embed_missing(db, ctx)
+    assert counts["interim"] == turns - 1, "every turn with context, first"
+    assert counts["upgraded"] == turns - 1 and counts["events"] == turns
+    assert inner.calls[:turns] == [f"turn {i}" for i in reversed(range(turns))]
+
+
+def test_the_first_page_is_small_so_the_newest_turns_are_searchable_soon(db):
+    add_events(db, "notes", [
+        {"native_id": f"n{i}", "text": f"note {i}", "occurred_at": at(1) + i * MINUTE}
+        for i in range(3 * backfill.FIRST_PAGE_EVENTS)])
+    seen = []
+    embed_missing(db, HashEmbedder("hash-page"),
+                  progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (backfill.FIRST_PAGE_EVENTS, 3 * backfill.FIRST_PAGE_EVENTS)
+    assert seen[-1] == (3 * backfill.FIRST_PAGE_EVENTS,) * 2
+
+
+class _Slow(HashEmbedder):
+    """Signals when it starts embedding, then takes its time (a backfill in progress)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.started = threading.Event()
+
+    def embed(self, texts):
+        self.started.set()
+        time.sleep(1.0)
+        return super().embed(texts)
+
+
+def test_a_second_backfill_waits_for_the_running_one_instead_of_redoing_it(
+        db, monkeypatch):
+    """`embed` while `up` embeds: it waits (reporting the other run's progress), then has
+    nothing left to do and says so, with what search finds."""
+    monkeypatch.setattr(backfill, "LOCK_POLL_SECONDS", 0.05)
+    add_events(db, "notes", [{"native_id": f"n{i}", "text": f"note {i}",
+                              "occurred_at": at(1) + i * MINUTE} for i in range(5)])
+    running = _Slow("hash-lock", 8, max_chars=1000)
+    first = threading.Thread(target=embed_missing, args=(db, running))
+    first.start()
+    assert running.started.wait(30)
+    second = HashEmbedder("hash-lock", 8, max_chars=1000)
+    seen: list = []
+    result = embed_missing(db, second, progress=lambda done, total: seen.append((done, total)))
+    first.join(timeout=30)
+    assert not first.is_alive()
+    assert second.calls == [], "nothing computed twice"
+    assert result["events"] == 0 and result["waited_seconds"] > 0.3
+    assert (result["with_vectors"], result["without_vectors"]) == (5, 0)
+    assert seen and seen[0] == (0, 5), "the running backfill's progress, while waiting"
+    line = backfill.summary(result, second.name)
+    assert line.startswith("waited") and "nothing to embed: all 5 events with text have " \
+        "vectors" in line, line
+    assert "embedded 0" not in line

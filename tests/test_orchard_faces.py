@@ -148,7 +148,10 @@ def test_an_mcp_server_limited_to_work_sees_and_updates_work_projects_only(db):
         "cli:dana", "mcp:agent"]
 
 
-def test_rest_scopes_projects_to_the_tokens_namespaces(db, tmp_path):
+def test_rest_scopes_projects_to_the_tokens_namespaces(home, db, tmp_path):
+    # atlas's sessions are work's (what a work token may read and link of cairn)
+    (home / "routing.toml").write_text(
+        '[[rules]]\nproject = "/home/me/src/atlas*"\nnamespace = "work"\n')
     made = _two_namespaces(db)
     write_history(tmp_path / "h", date(2026, 3, 16))
     import_history(db, tmp_path / "h")
@@ -287,7 +290,8 @@ def test_discovery_and_weekly_snapshot_assets_are_idempotent(home, db, tmp_path)
     meta = found.asset_materializations_for_node("orchard_proposals")[0].metadata
     assert (meta["proposals"].value, meta["new"].value, meta["pending_review"].value) == (3, 0, 3)
     assert projects.list_projects(db, EVERYTHING) == []
-    discovery.accept(db, EVERYTHING, discovery.list_proposals(db)[0]["id"], actor="cli:dana")
+    discovery.accept(db, EVERYTHING, discovery.list_proposals(db, EVERYTHING)[0]["id"],
+                     actor="cli:dana")
 
     for _ in range(2):
         run = dg.materialize([orchard_snapshot], resources=resources, instance=instance,

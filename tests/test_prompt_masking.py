@@ -230,3 +230,13 @@ def test_summarize_prompts_mask_every_field(db, tmp_path, field):
     for call in llm.calls:
         assert secret not in call.prompt, f"the {field} reached a summary prompt unmasked"
     assert MASK in llm.calls[0].prompt
+
+
+def test_a_private_key_cut_before_its_end_line_is_masked_whole():
+    """A text cut to a few thousand characters (a turn as the store returns it) can keep a
+    PEM block's BEGIN line and lose its END: the key material is masked all the same."""
+    body = "\n".join("MIIEowIBAAKCAQEA" + "x7Q9" * 12 for _ in range(40))
+    cut = ("here is the deploy key:\n-----BEGIN OPENSSH PRIVATE KEY-----\n" + body)[:2000]
+    out, hits = mask_secrets(cut)
+    assert hits == 1 and "MIIEowIBAAKCAQEA" not in out
+    assert out.startswith("here is the deploy key:\n")

@@ -3,7 +3,7 @@ model's on a fixed set of texts, the ONNX file built once per model files and re
 damaged file rebuilt (once, even with two builders at once), and the numpy fallback with
 its reason logged when onnxruntime or the build is unavailable.
 
-Building the file takes ~10 s (torch export + quantization): it is built once per test
+Building the file takes ~5-10 s (the graph, then quantization; no torch): it is built once per test
 session (`int8_home`, conftest.py) and copied where a test needs its own."""
 
 import logging

@@ -159,7 +159,11 @@ def test_pack_never_holds_a_sensitive_or_superseded_fact_even_when_asked(db, hom
 
 def _hook(command: str, payload, env: dict | None = None) -> subprocess.CompletedProcess:
     stdin = payload if isinstance(payload, str) else json.dumps(payload)
+    # The budgets are tested in test_hook_limits.py; here the answer matters, and the
+    # in-process path imports for seconds on a loaded machine.
     environment = {**os.environ, "MEMORY_PLATFORM_RECALL_SERVER": "off",
+                   "MEMORY_PLATFORM_PROMPT_HOOK_SECONDS": "120",
+                   "MEMORY_PLATFORM_SESSION_HOOK_SECONDS": "120",
                    "PYTHONPATH": str(REPO), **(env or {})}
     return subprocess.run([CLI, "hook", command], input=stdin, capture_output=True,
                           text=True, env=environment, timeout=300)

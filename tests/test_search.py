@@ -7,7 +7,7 @@ import pytest
 from psycopg import sql
 from test_embeddings import HashEmbedder, add_events, at, local_embedder  # noqa: F401
 
-from memory_platform.query import connections, keyword
+from memory_platform.query import connections, keyword, reading
 from memory_platform.query import search as service
 from memory_platform.query.embeddings import embed_missing
 from memory_platform.query.search import SearchError, SearchFilters
@@ -101,6 +101,7 @@ def many(db):
 def test_filtered_searches_still_return_k(db, many, monkeypatch, strategy, mode):
     embedder, _ = many
     if strategy != "auto":  # force the HNSW probe even for tiny subsets
+        monkeypatch.setattr(service, "EXACT_MAX_VECTORS", -1)
         monkeypatch.setattr(service, "EXACT_MAX_ROWS", -1)
         monkeypatch.setattr(service, "POOL_MIN", 10)
     selective = service.search(db, "note", k=8, filters=SearchFilters(source="b"), mode=mode,
@@ -140,18 +141,21 @@ def test_search_never_mixes_models(db):
 
 def test_get_event_with_context_and_timeline(db, corpus):
     middle = corpus["c5"]
-    found = service.get_event(db, middle, before=2, after=3)
+    found = reading.get_event(db, middle, before=2, after=3)
     assert found["event"]["event_id"] == middle and found["event"]["text"] == CHATTER[5]
     assert [e["text"] for e in found["before"]] == CHATTER[3:5]
     assert [e["text"] for e in found["after"]] == CHATTER[6:9]
     assert "raw" not in found["event"] and isinstance(found["event"]["occurred_at"], str)
-    edge = service.get_event(db, corpus["c0"], before=5, after=0)
+    edge = reading.get_event(db, corpus["c0"], before=5, after=0)
     assert edge["before"] == [] and edge["after"] == []
-    assert service.get_event(db, 10**12) is None
-    days = service.timeline(db, since=at(1, 0), until=at(3, 0))
-    assert days == [{"day": "2026-03-01", "source": "claude-code", "events": len(CHATTER)},
-                    {"day": "2026-03-02", "source": "claude-code", "events": len(TARGETS)}]
-    assert service.timeline(db, since=at(2, 0), until=at(3, 0),
+    assert reading.get_event(db, 10**12) is None
+    days = reading.timeline(db, since=at(1, 0), until=at(3, 0))
+    # per machine too (issue 24): all of these were imported here, by the local machine
+    assert days == [{"day": "2026-03-01", "source": "claude-code", "events": len(CHATTER),
+                     "machine": "local"},
+                    {"day": "2026-03-02", "source": "claude-code", "events": len(TARGETS),
+                     "machine": "local"}]
+    assert reading.timeline(db, since=at(2, 0), until=at(3, 0),
                             filters=SearchFilters(source="notes")) == []
 
 
@@ -170,12 +174,14 @@ def test_the_embedding_column_is_read_only_where_scored(db, corpus, local_embedd
     service.search(db, "disk space", k=5, embedder=local_embedder,
                    filters=SearchFilters(source="claude-code"))
     service.search(db, "disk space", k=5, mode="keyword")
+    monkeypatch.setattr(service, "EXACT_MAX_VECTORS", -1)
+    service.search(db, "disk space", k=5, embedder=local_embedder)
     monkeypatch.setattr(service, "EXACT_MAX_ROWS", -1)
     service.search(db, "disk space", k=5, embedder=local_embedder,
                    filters=SearchFilters(role="user"))
     searches = list(statements)
-    service.get_event(db, corpus["c5"], before=2, after=2)
-    service.timeline(db, since=at(1, 0), until=at(9, 0))
+    reading.get_event(db, corpus["c5"], before=2, after=2)
+    reading.timeline(db, since=at(1, 0), until=at(9, 0))
     others = statements[len(searches):]
     scored = re.compile(r"ee\.embedding::vector\(\d+\) <=> ")
     assert any(scored.search(s) for s in searches)
@@ -247,6 +253,7 @@ def test_searches_reuse_one_connection_and_survive_its_loss(db, many):
 
 def test_the_hnsw_probe_size_is_set_once_per_connection(db, many, monkeypatch):
     embedder, _ = many
+    monkeypatch.setattr(service, "EXACT_MAX_VECTORS", -1)  # the index, not an exact scan
     monkeypatch.setattr(service, "EXACT_MAX_ROWS", -1)  # filtered: oversampled HNSW
     statements: list[str] = []
     original = psycopg.Connection.execute
@@ -260,13 +267,13 @@ def test_the_hnsw_probe_size_is_set_once_per_connection(db, many, monkeypatch):
     for _ in range(3):
         service.search(db, "note", k=10, embedder=embedder)
     sets = [s for s in statements if "ef_search" in s]
-    assert sets == ["SET hnsw.ef_search = 50"], sets
+    assert sets == [f"SET hnsw.ef_search = {service.MIN_PROBE}"], sets
     service.search(db, "note", k=10, embedder=embedder, filters=SearchFilters(role="user"))
     service.search(db, "note", k=10, embedder=embedder)
     sets = [s for s in statements if "ef_search" in s]
-    assert len(sets) >= 3 and sets[-1] == "SET hnsw.ef_search = 50"
+    assert len(sets) >= 3 and sets[-1] == f"SET hnsw.ef_search = {service.MIN_PROBE}"
     assert connections.on_connection(db, lambda conn: conn.execute(
-        "SHOW hnsw.ef_search").fetchone()[0]) == "50"
+        "SHOW hnsw.ef_search").fetchone()[0]) == str(service.MIN_PROBE)
 
 
 def test_the_keyword_pool_narrows_to_an_and_when_every_word_is_common(db, monkeypatch):

@@ -1,12 +1,11 @@
 """The synthetic history generator writes the real export formats, and counts what it writes.
 
 Everything here reads the generated files back with `json`, independently of the generator,
-and compares them with the manifest and with the real samples in ../shared/formats/samples.
+and compares them with the manifest and with the real samples in tests/data/samples.
 """
 
 import hashlib
 import json
-import os
 import re
 import time
 from collections import Counter
@@ -20,7 +19,6 @@ from memory_platform.synthetic import generate_demo, generate_history
 from memory_platform.synthetic.claude_ai import ROOT_PARENT
 from memory_platform.synthetic.claude_code import encode_cwd
 
-REPO = Path(__file__).resolve().parents[1]
 START = datetime(2026, 1, 5, 8, 30, tzinfo=timezone.utc)
 DAYS = 30
 
@@ -39,12 +37,9 @@ GEMINI_FILE = Path("gemini/Takeout/My Activity/Gemini Apps/MyActivity.json")
 
 
 @pytest.fixture(scope="session")
-def samples() -> Path:
-    """The real export samples, read in place (never copied into the repository)."""
-    path = Path(os.environ.get("MEMORY_PLATFORM_SAMPLES", REPO.parent / "shared/formats/samples"))
-    if not path.is_dir():
-        raise RuntimeError(f"sample exports not found at {path}; set MEMORY_PLATFORM_SAMPLES")
-    return path
+def samples(samples_dir) -> Path:
+    """The real export samples (tests/data/samples, provenance in its SOURCES.md)."""
+    return samples_dir
 
 
 @pytest.fixture(scope="module")

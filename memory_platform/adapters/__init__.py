@@ -12,7 +12,8 @@ import json
 import zipfile
 from pathlib import Path
 
-from memory_platform.adapters.base import Adapter
+from memory_platform.adapters.base import Adapter, ZipArchive
+from memory_platform.confined import open_file
 
 # CLI kind -> module. The kind is also the `source` column.
 MODULES = {
@@ -25,6 +26,15 @@ MODULES = {
 }
 
 KINDS = tuple(MODULES)
+
+# Files that sit beside real exports and hold no conversation turns: an inbox's walk (the
+# local import's and the collector's) leaves them out.
+COMPANION_FILES = {
+    "user.json", "users.json", "user_settings.json", "message_feedback.json",
+    "model_comparisons.json", "shared_conversations.json", "export_manifest.json",
+    "memories.json", "chat.html", "sessions-index.json", "history.jsonl",
+    "group_chats.json", "shopping.json", "sora.json", "conversations.json.index",
+}
 
 
 class UnknownFormat(ValueError):
@@ -54,12 +64,13 @@ def _peek_json(head: bytes) -> str | None:
 
 
 def detect_kind(path: Path) -> str:
-    """Guess the adapter for one file from its content (exports are often renamed)."""
+    """Guess the adapter for one file from its content (exports are often renamed). The
+    path is real (what a walk yields): it is opened through `confined.open_file`."""
     name = path.name.lower()
     if name.endswith((".md", ".markdown")):
         return "notes"
     if name.endswith(".jsonl"):
-        with path.open("rb") as fh:
+        with open_file(path) as fh:
             first = fh.readline(1 << 20)
         try:
             record = json.loads(first) if first.strip() else {}
@@ -70,7 +81,7 @@ def detect_kind(path: Path) -> str:
         return "claude-code"
     if name.endswith(".zip"):
         try:
-            with zipfile.ZipFile(path) as archive:
+            with ZipArchive(path) as archive:
                 names = [n.lower() for n in archive.namelist()]
                 for member in archive.namelist():
                     low = member.lower()
@@ -85,13 +96,13 @@ def detect_kind(path: Path) -> str:
             raise UnknownFormat(f"{path}: not a readable zip archive ({exc})") from exc
         raise UnknownFormat(f"{path}: zip holds no ChatGPT, claude.ai or Gemini export")
     if name.endswith(".html"):
-        with path.open("rb") as fh:
+        with open_file(path) as fh:
             head = fh.read(64 * 1024).decode("utf-8", errors="replace")
         if "Gemini" in head:
             return "gemini"
         raise UnknownFormat(f"{path}: HTML file is not a Gemini My Activity page")
     if name.endswith(".json"):
-        with path.open("rb") as fh:
+        with open_file(path) as fh:
             kind = _peek_json(fh.read(64 * 1024))
         if kind:
             return kind

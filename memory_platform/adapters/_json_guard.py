@@ -13,7 +13,9 @@ record of the array ends. With that it
 - grows each read to the length of the token still open (re-lexing stays linear) and cuts a
   string longer than `Limits.max_string`, skipping the rest unread;
 - replaces invalid UTF-8 with U+FFFD;
-- stops a record longer than `Limits.max_record` bytes;
+- stops a record longer than `Limits.max_record` bytes, counting only what ijson is given
+  of it: the skipped rest of a cut string and whitespace outside strings count for nothing
+  (a read that is whitespace only reaches ijson as one space);
 - after a stop, or a lexical error yajl met inside one record, skips to the next record and
   presents the rest as a fresh array (`resume_after`), so one bad record costs only itself.
 Notes and problems carry the 1-based index of the record they concern (None: outside any).
@@ -41,7 +43,9 @@ class Limits:
     # event stays well inside PostgreSQL's 256 MB jsonb limit.
     max_string: int = 64 << 20
     # Bytes of one record (a whole conversation); longer ones are skipped, which bounds the
-    # Python objects built for one record.
+    # Python objects built for one record. Counted without what builds none: the cut part
+    # of a long string and runs of whitespace (a record after 1 GB of blanks, or holding a
+    # cut 1 GB string, was skipped).
     max_record: int = 512 << 20
 
 
@@ -49,6 +53,7 @@ LIMITS = Limits()
 
 CHUNK = 64 << 10  # what ijson reads at a time
 _SKIP_CHUNK = 256 << 10  # nothing goes to yajl while skipping; the exact scan at the end stays short
+_JSON_BLANKS = b" \t\r\n"  # JSON's whitespace (bytes.isspace also takes \v and \f)
 
 
 @dataclass
@@ -84,6 +89,7 @@ class GuardedReader:
         self._mode = "normal"  # normal | skip_string | skip_record | stopped | done
         self._target = 0  # skip_record: skip until this many records have ended
         self._cut: tuple[int | None, int] | None = None  # (record, start) of a cut string
+        self._skip_from = 0  # absolute offset where the skipped part of a cut string begins
         self._last: tuple[bytes, int, State] | None = None  # last chunk, offset, state before
 
     # The scan's state is `self._scan.st`; the length of the token it left open is what
@@ -206,6 +212,13 @@ class GuardedReader:
 
     def _normal(self, data: bytes, offset: int, position: int) -> int:
         piece, base = data[position:], offset + position
+        if (not self._scan.st.in_string and piece.isspace()
+                and not piece.translate(None, _JSON_BLANKS)):
+            # between tokens: one space keeps them apart, and none of it counts
+            self._scan.pending = 0
+            self._scan.st.discount += len(piece)
+            self._emit(b" ", False)
+            return len(data)
         # the state before this piece: usually the chunk's, already kept for resume_after
         before = self._last[2] if position == 0 else self._scan.st.copy()  # never mutated
         bad = bad_utf8(piece)
@@ -230,14 +243,40 @@ class GuardedReader:
                       position)
             self._emit(data[position:cut], bool(bad))
             self._cut = (st.records_ended + 1 if st.active else None, st.string_start)
+            self._skip_from = offset + cut
             self._mode = "skip_string"
             return cut
-        if st.active and base + len(piece) - st.record_start > self.limits.max_record:
-            self._stop(st.records_ended + 1,
-                       f"larger than {self.limits.max_record} bytes")
-            return len(data)
+        st.discount += self._blank_edges(piece, before)
+        if st.active and self._too_large(base + len(piece)):
+            if st.record_start >= base:  # it began in this piece (fast: at most here)
+                self._scan.st = before.copy()
+                self._exact(neutral, base)
+                st = self._scan.st
+            if self._too_large(base + len(piece)):
+                # what precedes it in this piece is ijson's: the records before stand
+                self._emit(piece[: max(st.record_start - base, 0)], bool(bad))
+                self._stop(st.records_ended + 1,
+                           f"larger than {self.limits.max_record} bytes")
+                return len(data)
         self._emit(piece, bool(bad))
         return len(data)
+
+    def _blank_edges(self, piece: bytes, before: State) -> int:
+        """Whitespace at the edges of `piece` that lies outside strings and inside the
+        current record: with whitespace-only pieces (none of which counts), a run of
+        blanks counts for nothing wherever the reads split it, but for what lies inside
+        one read between other bytes (under a read, 64 KiB)."""
+        st, blanks = self._scan.st, 0
+        if (piece[:1] in _JSON_BLANKS and not before.in_string and before.active
+                and st.records_ended == before.records_ended):
+            blanks += len(piece) - len(piece.lstrip(_JSON_BLANKS))
+        if piece[-1:] in _JSON_BLANKS and not st.in_string:
+            blanks += len(piece) - len(piece.rstrip(_JSON_BLANKS))
+        return min(blanks, len(piece))
+
+    def _too_large(self, end: int) -> bool:
+        st = self._scan.st
+        return end - st.record_start - st.discount > self.limits.max_record
 
     def _skip_string(self, data: bytes, offset: int, position: int) -> int:
         close = neutral_escapes(data[position:]).find(b'"')
@@ -245,6 +284,7 @@ class GuardedReader:
             return len(data)
         index, start = self._cut or (None, 0)
         length = offset + position + close - start
+        self._scan.st.discount += offset + position + close - self._skip_from  # never read
         self._notes.setdefault(
             (index, f"a string of {length} bytes at byte {start} was cut to its first "
                     f"{self.limits.max_string} bytes"), [1, start])
@@ -273,6 +313,7 @@ class GuardedReader:
         self._exact(neutral[: stop - base + (end is not None)], base)
         self._scan.st.records_ended = self._target
         self._scan.st.record_start = stop + 1
+        self._scan.st.discount = 0
         self._out.append(b"[")
         self._mode = "normal"
         return stop - offset + (end is not None)

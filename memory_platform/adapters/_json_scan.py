@@ -82,14 +82,15 @@ class State:
     active: bool = False  # ... and not closed yet
     records_ended: int = 0
     record_start: int = 0  # absolute offset at or before which the current record began
+    discount: int = 0  # bytes since record_start that count toward no record's size
     last_string: bytes | None = None  # the last short string at the array's parent level
     after_key: bytes | None = None  # key whose value comes next at the parent level
     key_head: bytes = b""  # the start of a parent-level string the last piece ended in
 
     def copy(self) -> "State":
         return State(self.in_string, self.depth, self.string_start, self.activated,
-                      self.active, self.records_ended, self.record_start, self.last_string,
-                      self.after_key, self.key_head)
+                      self.active, self.records_ended, self.record_start, self.discount,
+                      self.last_string, self.after_key, self.key_head)
 
 
 @dataclass
@@ -149,6 +150,7 @@ class Scanner:
         if ended:
             st.records_ended += ended
             st.record_start = base  # the last record began in this piece: an upper bound
+            st.discount = 0
         if st.in_string:
             self.pending = base + len(neutral) - st.string_start
         else:
@@ -184,6 +186,7 @@ class Scanner:
                         and (level == 1 or st.after_key == self._key)):
                     st.activated = st.active = True
                     st.record_start = base + at + 1
+                    st.discount = 0
                 st.depth += 1
                 if st.depth > limit and marks.too_deep is None:
                     marks.too_deep = base + at
@@ -198,6 +201,7 @@ class Scanner:
                 if st.active and st.depth == level:
                     st.records_ended += 1
                     st.record_start = base + at + 1
+                    st.discount = 0
                     marks.ends.append((base + at, st.records_ended))
                 elif st.depth == parent:
                     st.after_key = None

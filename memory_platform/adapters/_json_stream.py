@@ -17,7 +17,8 @@ from typing import Any, BinaryIO
 import ijson
 
 from memory_platform.adapters._json_guard import GuardedReader, Limits
-from memory_platform.adapters.base import ParseIssue
+from memory_platform.adapters.base import ParseIssue, ZipArchive
+from memory_platform.confined import open_file
 
 Opener = Callable[[], BinaryIO]
 
@@ -81,21 +82,21 @@ class _Prefixed(io.RawIOBase):
 
 def peek_start(stream: BinaryIO) -> tuple[bytes, BinaryIO]:
     """First non-whitespace byte (b"" for an empty/blank stream) and a stream that still
-    yields everything after a UTF-8 BOM (yajl rejects the BOM, Windows tools write it)."""
-    head = b""
-    while True:
-        chunk = stream.read(4096)
-        if not chunk:
-            break
-        head += chunk
-        body = head[3:] if head.startswith(_BOM) else head
-        if body.lstrip(_WHITESPACE) or len(head) > (1 << 20):
-            break
+    yields everything from it on, after a UTF-8 BOM (yajl rejects the BOM, Windows tools
+    write it) and any amount of leading whitespace, which is read and dropped as it comes
+    (a file after 1 MB of blanks read as empty)."""
+    head = stream.read(4096)
     if head.startswith(_BOM):
         head = head[3:]
-    stripped = head.lstrip(_WHITESPACE)
-    first = stripped[:1]
-    return first, _Prefixed(stripped, stream)
+    while True:
+        # (translate: C speed; lstrip with a set of bytes runs at ~50 MB/s)
+        head = b"" if not head.translate(None, _WHITESPACE) else head.lstrip(_WHITESPACE)
+        if head:
+            break
+        head = stream.read(64 << 10)
+        if not head:
+            break
+    return head[:1], _Prefixed(head, stream)
 
 
 @dataclass(frozen=True)
@@ -241,7 +242,7 @@ def open_zip(path: Path) -> "zipfile.ZipFile | ParseIssue":
     """The archive, or a ParseIssue saying why it can't be opened (truncated downloads of
     exports are common)."""
     try:
-        return zipfile.ZipFile(path)
+        return ZipArchive(path)
     except (zipfile.BadZipFile, OSError) as error:
         return ParseIssue(
             str(path), None, None, f"cannot open zip (truncated or corrupt?): {one_line(error)}"
@@ -253,7 +254,7 @@ def is_zip(path: Path) -> bool:
     if path.suffix.lower() == ".zip":
         return True
     try:
-        with open(path, "rb") as probe:
+        with open_file(path) as probe:
             return probe.read(2) == b"PK"
     except OSError:
         return False

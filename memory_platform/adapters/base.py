@@ -18,11 +18,15 @@ Rules (see ARCHITECTURE.md):
 """
 
 import hashlib
+import zipfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from fnmatch import fnmatchcase
 from pathlib import Path, PurePath
 from typing import Any, Protocol
+
+from memory_platform.confined import Listing, open_file, walk
 
 # Roles allowed in the store; anything else is mapped to "other" by the adapter.
 ROLES = frozenset({"user", "assistant", "system", "tool", "other"})
@@ -101,13 +105,16 @@ Item = Event | Conversation | ParseIssue | Checkpoint
 class Adapter(Protocol):
     source: str  # e.g. "claude-code"; the `source` column
 
-    def discover(self, path: Path) -> Iterator[Path]:
-        """Files this adapter reads under `path` (or `path` itself if it is a file)."""
+    def discover(self, path: Path) -> Listing:
+        """Files this adapter reads under `path` (or `path` itself if it is a file), by their
+        real paths, and what the walk skipped (`discover_files`)."""
         ...
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
-        """Stream items from one file. Append-only formats honour `start_offset`/`start_line`
-        (resume after a previous import); snapshot formats ignore them."""
+        """Stream items from one file, given by its real path and opened through
+        `confined.open_file` (no symlink, FIFO or device). Append-only formats honour
+        `start_offset`/`start_line` (resume after a previous import); snapshot formats
+        ignore them."""
         ...
 
 
@@ -165,32 +172,55 @@ def join_text(parts: list[str]) -> str:
     return "\n\n".join(p for p in parts if p and p.strip())
 
 
+class ZipArchive(zipfile.ZipFile):
+    """A zip export read through `confined.open_file` (the path must be real: no symlink,
+    no FIFO or device); closing the archive closes the file."""
+
+    def __init__(self, path: Path):
+        handle = open_file(path)
+        try:
+            super().__init__(handle)
+        except BaseException:
+            handle.close()
+            raise
+        self._handle = handle
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            handle = getattr(self, "_handle", None)
+            if handle is not None:
+                handle.close()
+
+
 def discover_files(
     path: Path,
     patterns: Mapping[str, Callable[[Path], bool] | None],
     wanted: Callable[[PurePath], bool] | None = None,
-) -> Iterator[Path]:
-    """What `Adapter.discover` yields: `path` itself when it is a file; under a folder, every
-    file (recursive, sorted, each once) whose name matches one of the glob `patterns` and
-    that the pattern's sniffer accepts (None accepts every match).
+    descend: Callable[[PurePath], bool] | None = None,
+) -> Listing:
+    """What `Adapter.discover` returns: the files under `path` (a folder, walked by
+    `confined.walk`: no symlink out of it, nothing but regular files, each once by its real
+    path, sorted) whose name matches one of the glob `patterns` and that the pattern's
+    sniffer accepts (None accepts every match), with what the walk skipped; `path` itself
+    when it is a file.
 
-    `wanted` judges the path relative to `path` before anything is stat'ed or opened, so
-    cheap name rules (hidden folders, known non-transcripts) cost no I/O; sniffers open the
-    file to check its content, because exports are often renamed or share a name.
+    `wanted` judges the path relative to `path` (and `descend` a folder) before anything is
+    stat'ed or opened, so cheap name rules (hidden folders, known non-transcripts) cost no
+    I/O; sniffers open the file (through `confined.open_file`) to check its content, because
+    exports are often renamed or share a name.
     """
-    path = Path(path)
-    if path.is_file():
-        yield path
-        return
-    if not path.is_dir():
-        return
-    found: set[Path] = set()
-    for pattern, sniff in patterns.items():
-        for candidate in path.rglob(pattern):
-            if candidate in found:
-                continue
-            if wanted is not None and not wanted(candidate.relative_to(path)):
-                continue
-            if candidate.is_file() and (sniff is None or sniff(candidate)):
-                found.add(candidate)
-    yield from sorted(found)
+    def named(relative: PurePath) -> bool:
+        return (any(fnmatchcase(relative.name, p) for p in patterns)
+                and (wanted is None or wanted(relative)))
+
+    found = walk(path, wanted=named, descend=descend)
+    if found.files == [found.root]:
+        return found  # a file named by the user is read whatever its name
+    kept = []
+    for file in found.files:
+        sniffers = [s for p, s in patterns.items() if fnmatchcase(file.name, p)]
+        if any(s is None or s(file) for s in sniffers):
+            kept.append(file)
+    return Listing(found.root, kept, found.skipped)

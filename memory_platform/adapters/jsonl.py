@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from memory_platform.adapters.base import Event, ParseIssue, clean_text
+from memory_platform.confined import open_file
 
 try:
     import orjson
@@ -65,7 +66,7 @@ class JsonlReader:
 
     def __iter__(self) -> Iterator[JsonLine | ParseIssue]:
         file = str(self.path)
-        with open(self.path, "rb") as fh:
+        with open_file(self.path) as fh:
             size = os.fstat(fh.fileno()).st_size
             if self.offset > size:
                 yield ParseIssue(
@@ -187,7 +188,7 @@ def scan_back(
     if offset <= 0:
         return None
     start = max(0, offset - window)
-    with open(path, "rb") as fh:
+    with open_file(path) as fh:
         fh.seek(start)
         chunk = fh.read(offset - start)
     lines = chunk.split(b"\n")

@@ -7,6 +7,7 @@ mtime. Ids are the resolved absolute path plus `#<section index>` (0 for a whole
 the preamble, 1.. for headed sections): moving the notes folder re-imports them as new.
 """
 
+import os
 import re
 from collections.abc import Iterator
 from datetime import date, datetime, time, timezone
@@ -19,13 +20,17 @@ from memory_platform.adapters.base import (
     Conversation,
     Event,
     Item,
+    Listing,
     ParseIssue,
     clean_text,
     discover_files,
     is_future,
     parse_iso,
 )
+from memory_platform.confined import open_file, read_capped
 
+# A note is read whole (its sections need the whole text): a bigger file is refused unread.
+MAX_NOTE_BYTES = 64 << 20
 SUFFIXES = frozenset({".md", ".markdown"})
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _HEADING = re.compile(r"^# ")
@@ -124,6 +129,10 @@ def _sections(lines: list[str], start: int) -> list[tuple[int, int, str | None]]
     return sections
 
 
+def _visible(folder: PurePath) -> bool:
+    return not folder.name.startswith(".")
+
+
 def _is_note(relative: PurePath) -> bool:
     # .git, .obsidian, .trash: tool state, not notes
     if any(part.startswith(".") for part in relative.parts):
@@ -134,19 +143,24 @@ def _is_note(relative: PurePath) -> bool:
 class NotesAdapter:
     source = "notes"
 
-    def discover(self, path: Path) -> Iterator[Path]:
+    def discover(self, path: Path) -> Listing:
         # "*" and a suffix rule, not "*.md": suffixes match case-insensitively (Note.MD)
-        return discover_files(path, {"*": None}, _is_note)
+        return discover_files(path, {"*": None}, _is_note, descend=_visible)
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)
         label = str(path)
         try:
             resolved = path.resolve()
-            data = path.read_bytes()
-            mtime = datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.utc)
+            with open_file(path, max_bytes=MAX_NOTE_BYTES) as fh:
+                mtime = datetime.fromtimestamp(os.fstat(fh.fileno()).st_mtime, tz=timezone.utc)
+                data = read_capped(fh, MAX_NOTE_BYTES)
         except OSError as error:
             yield ParseIssue(label, None, None, f"cannot read: {error}")
+            return
+        if data is None:
+            yield ParseIssue(label, None, None, f"grew past the limit of {MAX_NOTE_BYTES:,} "
+                             "bytes for one note while read; not imported")
             return
         if not data:
             yield ParseIssue(label, None, None, "empty file")

@@ -81,7 +81,11 @@ def image_file(settings: Settings, week: str, name: str) -> Path:
     return path
 
 
-def run_sql(settings: Settings, statement: str) -> tuple[list[str], list[tuple]]:
+def run_sql(settings: Settings, statement: str, *,
+            timeout_s: float | None = None) -> tuple[list[str], list[tuple]]:
+    """One read-only statement over the lake and the marts (analytics/sql.py: SQLRefused
+    for anything else, a file outside, a query past its timeout)."""
     from memory_platform.analytics import sql
 
-    return sql.query(settings, statement)
+    return sql.query(settings, statement,
+                     timeout_s=sql.TIMEOUT_S if timeout_s is None else timeout_s)

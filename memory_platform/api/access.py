@@ -24,6 +24,10 @@ states none, so a new router cannot forget:
 | `unscoped` | the admin token or open loopback; a scoped token gets 403 | cairn, every conversation (it is not split by namespace) |
 | `scoped` | any caller | what the vault services let its scope see (other namespaces: 403 by name, 404 by id) |
 | `reviewer` | a caller whose token is a person's (an agent token gets 403) | review decisions on entries in its scope |
+| `collector` | the collector token of the path's `{machine}`, the admin token or open loopback; any other token 403 | nothing: it appends that machine's raw records |
+
+A collector token (vault/tokens.py) gets 403 from every rule but `collector`: it names no
+namespace and reads nothing; MCP takes no tokens at all (loopback, scoped at its start).
 """
 
 import hmac
@@ -55,6 +59,7 @@ class Rule(StrEnum):
     UNSCOPED = "unscoped"
     SCOPED = "scoped"
     REVIEWER = "reviewer"
+    COLLECTOR = "collector"
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,7 @@ class Caller:
     scope: Scope
     actor: str
     via: str
+    machine: str | None = None  # a collector token's machine (via 'collector')
 
 
 def _unauthorized(detail: str) -> HTTPException:
@@ -94,6 +100,8 @@ def caller_resolver(database: Database, admin_token: str | None, *,
             token = tokens.verify(database, given)
             if token is None:
                 raise _unauthorized("missing or wrong bearer token")
+            if token.kind == "collector":
+                return Caller(token.scope, token.actor, "collector", machine=token.machine)
             return Caller(token.scope, token.actor, "token")
         if admin_token:
             raise _unauthorized("missing or wrong bearer token")
@@ -118,11 +126,31 @@ class Rules:
     `caller: Annotated[Caller, Depends(rules.scoped)]`, or `dependencies=[Depends(
     rules.unscoped)]` when the route does not need the caller."""
 
-    def __init__(self, resolve: Callable[[Request], Caller]):
+    def __init__(self, resolve_any: Callable[[Request], Caller]):
+        def resolve(request: Request) -> Caller:
+            caller = resolve_any(request)
+            if caller.via == "collector":
+                raise HTTPException(status_code=403, detail=(
+                    f"a collector token only appends machine {caller.machine}'s records "
+                    f"(POST /ingest/{caller.machine}/records)"))
+            return caller
+
         self.resolve = resolve
 
         def public() -> None:
             return None
+
+        def collector(request: Request, _: Bearer) -> Caller:
+            caller = resolve_any(request)
+            machine = request.path_params.get("machine")
+            if caller.via == "token":
+                raise HTTPException(status_code=403, detail=(
+                    "only a collector token (memory-platform token create --kind collector "
+                    "--machine NAME) or the admin token may push records"))
+            if caller.via == "collector" and caller.machine != machine:
+                raise HTTPException(status_code=403, detail=(
+                    f"this collector token is machine {caller.machine}'s, not {machine}'s"))
+            return caller
 
         def unscoped(request: Request, _: Bearer) -> Caller:
             caller = resolve(request)
@@ -149,6 +177,7 @@ class Rules:
         self.unscoped = _marked(Rule.UNSCOPED, unscoped)
         self.scoped = _marked(Rule.SCOPED, scoped)
         self.reviewer = _marked(Rule.REVIEWER, reviewer)
+        self.collector = _marked(Rule.COLLECTOR, collector)
 
     def page(self, rule: Rule, login_path: str) -> Callable:
         """The rule's dependency for an HTML page: a browser without a token is sent to

@@ -12,7 +12,9 @@ what every request passes first (Host, body size, cross-site) is api/http_guards
 
 Failures answer with their meaning, never a bare 500: bad input 422 (`ValueError`, which
 includes query/inputs.InvalidInput), a search that cannot run yet 409, the database down
-503 with the reason (and /health says so too).
+503 with the reason (and /health says so too). Every route's query and path parameters
+are checked first (`plain_text_parameters`): one holding a NUL or a lone surrogate, which
+no text in the database can hold, is a 422 naming it, whatever the route.
 """
 
 import logging
@@ -61,6 +63,19 @@ def _database_down(exc: Exception) -> JSONResponse:
                         content={"detail": f"the database is unavailable: {reason}"})
 
 
+def plain_text_parameters(request: Request) -> None:
+    """Refuse (InvalidInput: 422) a query or path parameter that text cannot hold; every
+    route depends on it (create_app), so a new route is covered the day it is added."""
+    from memory_platform.query.inputs import check_text
+
+    for name, value in request.query_params.multi_items():
+        check_text(name, "a query parameter's name")
+        check_text(value, f"query parameter {name!r}")
+    for name, value in request.path_params.items():
+        if isinstance(value, str):
+            check_text(value, f"path parameter {name!r}")
+
+
 def _error_handlers(app: FastAPI) -> None:
     from memory_platform.llm.base import LLMError
     from memory_platform.query.search import SearchError
@@ -105,6 +120,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     requires a bearer: the admin token, or a namespace-scoped API token. `allowed_hosts`
     are the Host names answered besides loopback ones (default: the setting);
     `max_body_bytes` the body limit (default: the setting)."""
+    from memory_platform.query import reading
     from memory_platform.query import search as service
 
     settings = load_settings()
@@ -112,7 +128,8 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     # FastAPIOffline serves Swagger UI and ReDoc from the package's own files: /docs works
     # on a machine with no network (issue 12); it adds /docs, /redoc and their assets.
     app = FastAPIOffline(title="memory-platform cairn", version="0.1.0",
-                         description="Every AI conversation turn, verbatim and searchable.")
+                         description="Every AI conversation turn, verbatim and searchable.",
+                         dependencies=[Depends(plain_text_parameters)])
     for route in app.routes:  # FastAPI's own: the schema, the docs pages and their assets
         access.declare(route, Rule.PUBLIC)
 
@@ -142,6 +159,10 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     from memory_platform.api.reports import reports_router
 
     app.include_router(reports_router(rules))  # /reports: the weekly reports
+    from memory_platform.api.ingest import ingest_router
+
+    # /ingest/{machine}/records: what collectors push (rule `collector`)
+    app.include_router(ingest_router(database, rules, settings.home))
 
     cairn = [Depends(rules.unscoped)]
 
@@ -175,7 +196,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     @app.get("/events/{event_id}", dependencies=cairn)
     def get_event(event_id: int, before: Annotated[int, Query(ge=0, le=50)] = 0,
                   after: Annotated[int, Query(ge=0, le=50)] = 0) -> dict:
-        found = service.get_event(database, event_id, before=before, after=after)
+        found = reading.get_event(database, event_id, before=before, after=after)
         if found is None:
             raise HTTPException(status_code=404, detail=f"no event with id {event_id}")
         return found
@@ -183,7 +204,7 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     @app.get("/timeline", dependencies=cairn)
     def timeline(since: datetime, until: datetime, source: str | None = None,
                  project: str | None = None) -> list[dict]:
-        return service.timeline(database, since=since, until=until,
+        return reading.timeline(database, since=since, until=until,
                                 filters=service.SearchFilters(source=source, project=project))
 
     @app.post("/summarize", dependencies=cairn)

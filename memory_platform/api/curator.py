@@ -15,12 +15,17 @@ mounted with these routes by `mount_curator`.
 from datetime import datetime
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Path, Query
 from pydantic import BaseModel
 
 from memory_platform.api.access import Caller, Rules, answer_service
 from memory_platform.curator import service
 from memory_platform.store import Database
+
+# Ids are bigint: a larger number names nothing and is bad input (422 with the reason), as
+# the service says for every face (curator.service.checked_id).
+RunId = Annotated[int, Path(ge=1, le=service.MAX_ID, description="a curator run id")]
+MemoryId = Annotated[int, Path(ge=1, le=service.MAX_ID, description="a cut memory's id")]
 
 
 class Cut(BaseModel):
@@ -87,14 +92,15 @@ def curator_router(database: Database, rules: Rules) -> APIRouter:
 
     @router.get("/cuts", response_model=list[Cut])
     def cuts(caller: CallerDep, namespace: str | None = None,
-             run: Annotated[int | None, Query(description="a curator run id")] = None
+             run: Annotated[int | None, Query(ge=1, le=service.MAX_ID,
+                                              description="a curator run id")] = None
              ) -> list[dict]:
         """Restorable cuts in the caller's namespaces, with the purge countdown."""
         return answer_service(service.cuts, database, caller.scope, namespace=namespace,
                               curator_run_id=run)
 
     @router.post("/cuts/{memory_id:int}/restore", response_model=Restored)
-    def restore(caller: ReviewerDep, memory_id: int) -> dict:
+    def restore(caller: ReviewerDep, memory_id: MemoryId) -> dict:
         """Restore a cut memory within its window (audited as the caller)."""
         return answer_service(service.restore, database, caller.scope, memory_id,
                               actor=caller.actor)
@@ -106,7 +112,7 @@ def curator_router(database: Database, rules: Rules) -> APIRouter:
                               refused_only=refused)
 
     @router.get("/runs/{run_id:int}")
-    def verdict(caller: CallerDep, run_id: int) -> dict:
+    def verdict(caller: CallerDep, run_id: RunId) -> dict:
         """One verdict as proposed: each cut with the text it removes, its reason and
         evidence; merges and contradictions with their sources."""
         return answer_service(service.proposed_cuts, database, caller.scope, run_id)

@@ -18,9 +18,13 @@ loopback), as cairn's do.
     POST   /orchard/proposals/{id}/accept         {namespace?, name?, status?, priority?, ...}
     POST   /orchard/proposals/{id}/dismiss
 
-A write here is a person's (or their script's): any field, no daily limit, audited in the
-project's history as `api:<token name>`. Agents update projects through MCP
-`orchard_milestone` only.
+A person's token (or the admin) writes any field, with no daily limit, audited in the
+project's history as `api:<token name>`. An agent token keeps the agent rules, as over MCP
+(orchard/projects.py decides them from the token's Scope): adding or editing a project is
+403, a milestone is its only write, and past the daily limit it is 429. Bad input (NUL, a
+lone surrogate, a text over its length) is 422 with the reason. What a scoped token reads
+of cairn through a project (activity, evidence) is the linked conversations routed into its
+namespaces, masked (orchard/reading.py).
 """
 
 from datetime import date
@@ -91,6 +95,14 @@ class Acceptance(BaseModel):
     next_action: str | None = None
 
 
+def _milestone(*args, **kwargs) -> dict:
+    """projects.milestone, with an agent's churn as 429 (a daily limit, not bad input)."""
+    try:
+        return projects.milestone(*args, **kwargs)
+    except projects.Churn as exc:
+        raise HTTPException(status_code=429, detail=str(exc)) from exc
+
+
 def orchard_router(database: Database, rules: Rules,
                    llm=None) -> APIRouter:
     """The /orchard routes over one database; `llm` phrases /orchard/week (default: the
@@ -132,10 +144,10 @@ def orchard_router(database: Database, rules: Rules,
     @router.post("/projects/{project}/milestones", response_model=ProjectChanged)
     def add_milestone(caller: CallerDep, project: str, body: NewMilestone,
                       response: Response) -> dict:
-        """Record a milestone (a person's: not limited per day). 201 when recorded, 200
-        when it was already the last milestone."""
-        row = answer_service(projects.milestone, database, caller.scope, project, body.what,
-                             actor=caller.actor, agent=False, next_action=body.next_action,
+        """Record a milestone (a person's: not limited per day; an agent token's: limited,
+        429 past the limit). 201 when recorded, 200 when it was already the last one."""
+        row = answer_service(_milestone, database, caller.scope, project, body.what,
+                             actor=caller.actor, next_action=body.next_action,
                              blockers=body.blockers, status=body.status)
         response.status_code = 201 if row["changed"] else 200
         return row
@@ -154,7 +166,8 @@ def orchard_router(database: Database, rules: Rules,
     @router.get("/proposals", response_model=list[Proposal])
     def list_proposals(caller: Unscoped, state: Literal["pending", "accepted", "dismissed",
                                                          "all"] = "pending") -> list[dict]:
-        return answer_service(discovery.list_proposals, database, None if state == "all" else state)
+        return answer_service(discovery.list_proposals, database, caller.scope,
+                              None if state == "all" else state)
 
     @router.post("/proposals/{proposal_id:int}/accept", response_model=Accepted,
                  status_code=201)
@@ -165,7 +178,8 @@ def orchard_router(database: Database, rules: Rules,
 
     @router.post("/proposals/{proposal_id:int}/dismiss", response_model=Proposal)
     def dismiss(caller: Unscoped, proposal_id: int) -> dict:
-        return answer_service(discovery.dismiss, database, proposal_id, actor=caller.actor)
+        return answer_service(discovery.dismiss, database, caller.scope, proposal_id,
+                              actor=caller.actor)
 
     return router
 

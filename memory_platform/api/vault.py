@@ -127,7 +127,7 @@ def vault_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
 
     @router.get("/memories/{memory_id:int}", response_model=Memory)
     def get_memory(caller: CallerDep, memory_id: int) -> dict:
-        return answer_service(access.get, database, caller.scope, memory_id)
+        return answer_service(access.read, database, caller.scope, memory_id)
 
     @router.patch("/memories/{memory_id:int}", response_model=MemoryChanged)
     def edit_memory(caller: CallerDep, memory_id: int, body: MemoryEdit) -> dict:

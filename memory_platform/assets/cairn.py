@@ -35,6 +35,8 @@ def source_files(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.
         by_kind[result.kind] = by_kind.get(result.kind, 0) + 1
     changed = sum(r.changed for r in results)
     context.log.info(f"catalog: {len(results)} files, {changed} rescanned")
+    for error in report.errors[:MAX_ERRORS_IN_METADATA]:  # parse errors, entries not read
+        context.log.warning(str(error))
     return dg.MaterializeResult(
         metadata={
             "files": len(results),
@@ -65,7 +67,10 @@ def raw_events(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.Ma
     database = cairn.database()
     settings = cairn.settings()
     # Files may have changed since the catalog was materialized: refresh cheaply first.
-    catalog.scan_files(database, catalog.watched_targets(settings))
+    scan = ImportReport()
+    catalog.scan_files(database, catalog.watched_targets(settings, scan), scan)
+    for error in scan.errors[:MAX_ERRORS_IN_METADATA]:  # parse errors, entries not read
+        context.log.warning(f"catalog: {error}")
     with database.connect() as conn:
         overlapping = catalog_store.files_overlapping(conn, start, end)
     present = [(f.kind, Path(f.path)) for f in overlapping if Path(f.path).exists()]

@@ -49,7 +49,8 @@ def _parse_only(targets: list[tuple[str, Path]]) -> int:
     return events
 
 
-def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], None]) -> dict:
+def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], None],
+             confinement: bool = False) -> dict:
     root = workdir / f"history-{events}"
     manifest, gen_s = timed(lambda: synthetic.generate_history(root, events, seed=7))
     log(f"  generated {manifest['events']:,} events in {manifest['files']:,} files "
@@ -80,6 +81,11 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], No
                 f"({import_s / reimport_s:,.0f}x faster); "
                 f"after touch (hash, no parse): {touched_s:.2f} s")
             assert again.events_new == 0 and touched.events_new == 0
+        if confinement:  # bench/confinement.py: the confined reader's cost, same history
+            from memory_platform.bench import confinement as confined_bench
+
+            cost = confined_bench.measure(root, lambda: _targets(root), _parse_only,
+                                          admin_url, log)
     finally:
         shutil.rmtree(root, ignore_errors=True)
     stored = first.events_new
@@ -99,17 +105,19 @@ def run_size(events: int, workdir: Path, admin_url: str, log: Callable[[str], No
         "reimport_seconds": round(reimport_s, 3),
         "reimport_speedup": round(import_s / reimport_s, 1),
         "reimport_touched_seconds": round(touched_s, 3),
+        **({"confinement": cost} if confinement else {}),
     }
 
 
-def run(sizes: list[int], out: Path, log: Callable[[str], None] = print) -> dict:
+def run(sizes: list[int], out: Path, log: Callable[[str], None] = print,
+        confinement: bool = False) -> dict:
     results = []
     with tempfile.TemporaryDirectory(prefix="mp-bench-") as tmp:
         workdir = Path(tmp)
         admin_url = server_url(workdir)
         for size in sizes:
             log(f"{size:,} events:")
-            results.append(run_size(size, workdir, admin_url, log))
+            results.append(run_size(size, workdir, admin_url, log, confinement))
     report = {
         "benchmark": "ingest",
         "measured_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),

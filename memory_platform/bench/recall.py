@@ -269,7 +269,11 @@ def hooks(calls: int, log: Log) -> dict:
     finally:
         server.stop()
         resident.wait(60)
-    env = {**os.environ, "MEMORY_PLATFORM_RECALL_SERVER": "off"}
+    # The time the in-process path takes, not when its budget would cut it off (3.5 s for
+    # the prompt hook: on a loaded machine the imports alone can take longer).
+    env = {**os.environ, "MEMORY_PLATFORM_RECALL_SERVER": "off",
+           "MEMORY_PLATFORM_PROMPT_HOOK_SECONDS": "300",
+           "MEMORY_PLATFORM_SESSION_HOOK_SECONDS": "300"}
     for label, command, make in (
             ("session_start", "session-start", lambda i: _payload("SessionStart", f"c-{i}")),
             ("prompt", "prompt",

@@ -1,6 +1,7 @@
-"""Search benchmarks: (a) retrieval quality on LoCoMo (`locomo`), (b) hybrid-search latency
-at scale (`search_latency`), (c) embedding throughput of the local model (here, on this
-machine's cores). `run` is `memory-platform bench search`; `python -m` adds the LoCoMo sweep
+"""Search benchmarks: (a) retrieval quality on LoCoMo (`locomo`) and on one developer's real
+Claude Code transcripts (`devsearch`, bench/devsearch.py), (b) hybrid-search latency at scale
+(`search_latency`), (c) embedding throughput of the local model (here, on this machine's
+cores). `run` is `memory-platform bench search`; `python -m` adds the LoCoMo sweep
 options the CLI does not expose.
 """
 
@@ -59,6 +60,11 @@ def run(out: Path, *, parts: Sequence[str] = ("locomo", "latency", "throughput")
             for gold in ("original", "audited"):
                 for cats in ("1-5", "1-4"):
                     log("\n" + format_locomo(results, gold, cats))
+        if "devsearch" in parts:
+            from memory_platform.bench.devsearch import run_devsearch
+
+            log("developer transcripts:")
+            report["devsearch"] = run_devsearch(admin_url, log)
         if "latency" in parts and existing_db:
             log("latency on an existing database:")
             report["latency"] = [run_latency_existing(existing_db, log)]

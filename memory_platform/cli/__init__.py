@@ -5,7 +5,8 @@ common.py.
 `main` sends `memory-platform hook session-start|prompt` straight to recall's
 standard-library client before anything else is imported: Claude Code runs the prompt hook
 on every prompt, and importing the CLI (typer, rich, pydantic) alone costs more than its
-300 ms budget."""
+300 ms budget. `memory-platform collect` goes straight to the collector (collect/cli.py) the
+same way: a collector's machine needs no database, Dagster or model."""
 
 import sys
 
@@ -18,6 +19,10 @@ def main() -> None:
         from memory_platform.recall.hook_client import main as hook_main
 
         sys.exit(hook_main(args[1]))
+    if args[:1] == ["collect"]:  # a laptop's collector: none of the heavy parts
+        from memory_platform.collect.cli import main as collect_main
+
+        sys.exit(collect_main(args[1:]))
     from memory_platform.cli.main import main as cli_main
 
     cli_main()

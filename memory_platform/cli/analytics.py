@@ -49,6 +49,8 @@ def sql(
                                                   'marts.daily_activity limit 5".')],
     json_out: Annotated[bool, typer.Option("--json", help="Rows as a JSON list of objects.")]
         = False,
+    timeout: Annotated[float, typer.Option(
+        min=0.1, help="Stop the query after this many seconds.")] = 300.0,
 ) -> None:
     """Read-only SQL over the lake and the marts (DuckDB).
 
@@ -57,12 +59,13 @@ def sql(
     Tables: marts.<model> (daily_activity, conversation_days, dream_funnel, dream_nights,
     vault_health, llm_spend, stg_*) and lake.<table> (raw_events, conversations, memories,
     vault_audit, dream_candidates, dedup_verdicts, dream_watermarks, llm_calls). Only one
-    SELECT (or EXPLAIN) per call; every row is printed."""
+    SELECT (or EXPLAIN of one) per call; DuckDB reads no file outside the lake and the
+    warehouse. Every row is printed, up to 100,000 (more is refused: add a LIMIT)."""
 
     def body():
         from memory_platform.analytics import service
 
-        columns, rows = service.run_sql(load_settings(), statement)
+        columns, rows = service.run_sql(load_settings(), statement, timeout_s=timeout)
         if json_out:
             print(to_json([dict(zip(columns, row, strict=True)) for row in rows]))
             return

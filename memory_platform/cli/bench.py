@@ -24,6 +24,9 @@ def bench_ingest(
         "10000,100000,1000000",
     out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
         Path("benchmarks/results/ingest.json"),
+    confinement: Annotated[bool, typer.Option(
+        "--confinement", help="Also import each history with the confined reader and with "
+        "plain open()/rglob, alternated, and report the cost.")] = False,
 ) -> None:
     """Ingest on synthetic histories in the real formats: parse rate, import rate,
     database bytes per event, re-import time."""
@@ -31,14 +34,14 @@ def bench_ingest(
     def body():
         from memory_platform.bench import ingest
 
-        ingest.run(_ints(sizes), out, log=say)
+        ingest.run(_ints(sizes), out, log=say, confinement=confinement)
 
     run(body)
 
 
 @bench_app.command("search")
 def bench_search(
-    parts: Annotated[str, typer.Option(help="Any of locomo,latency,throughput.")] =
+    parts: Annotated[str, typer.Option(help="Any of locomo,devsearch,latency,throughput.")] =
         "locomo,latency,throughput",
     sizes: Annotated[str, typer.Option(help="Event counts for the latency part.")] = "100000",
     out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
@@ -142,6 +145,24 @@ def bench_serve(
             codes[label] = Path(path)
         serve_load.run(out, codes=codes, home=home, events=events, clients=clients,
                        seconds=seconds, log=say)
+
+    run(body)
+
+
+@bench_app.command("collect")
+def bench_collect(
+    events: Annotated[int, typer.Option(help="Events in the pushed history.")] = 20_000,
+    files: Annotated[int, typer.Option(help="Transcripts they are spread over.")] = 40,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/collect.json"),
+) -> None:
+    """The collector over loopback: start time, spool disk per 10k events, compressed bytes
+    per event, push events/s, peak RSS, and a grown history re-sent from its new part."""
+
+    def body():
+        from memory_platform.bench import collect
+
+        collect.run(out, events=events, files=files, log=say)
 
     run(body)
 

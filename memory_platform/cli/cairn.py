@@ -38,12 +38,14 @@ def import_command(
 
         if kind not in SOURCE_KINDS:
             raise ImportFailed(f"unknown source {kind!r}; choose one of {', '.join(SOURCE_KINDS)}")
-        targets = discover(kind, path.expanduser(), ImportReport())
+        found = ImportReport()  # what the walk skipped (symlinks out, FIFOs): reported
+        targets = discover(kind, path.expanduser(), found)
         if not targets:
-            raise ImportFailed(f"{path}: no {kind} files found there")
+            raise ImportFailed(f"{path}: no {kind} files found there"
+                               + "".join(f"\n  {e}" for e in found.errors))
         db = database()
         if as_json or not sys.stderr.isatty():
-            result = importer.import_path(db, kind, path, files=targets)
+            result = importer.import_path(db, kind, path, files=targets, report=found)
         else:
             with Progress(
                 TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -58,13 +60,14 @@ def import_command(
                     else:
                         bar.update(task, events=bar.tasks[task].fields["events"] + amount)
 
-                result = importer.import_path(db, kind, path, files=targets, progress=progress)
+                result = importer.import_path(db, kind, path, files=targets, report=found,
+                                              progress=progress)
         if as_json:
             print(to_json(result.to_dict()))
         else:
             for error in result.errors:
                 err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
-                          soft_wrap=True)
+                          soft_wrap=True, markup=True)
             out.print(
                 f"{result.files} file(s): {result.events_new:,} new events, "
                 f"{result.events_existing:,} already present"
@@ -112,6 +115,14 @@ def _print_status(data: dict) -> None:
         table.add_row(source, f"{t['events']:,}", f"{t['conversations']:,}",
                       f"{t['first']:%Y-%m-%d}", f"{t['last']:%Y-%m-%d}")
     out.print(table)
+    machines = Table(title="machines: events and last collection")
+    for col in ("machine", "events", "last collection"):
+        machines.add_column(col, justify="right" if col == "events" else "left")
+    for m in data["machines"]:
+        when = f"{m['last_collection_at']:%Y-%m-%d %H:%M}" if m["last_collection_at"] else "-"
+        machines.add_row(m["name"] + (" (this one)" if m["local"] else ""),
+                         f"{m['events']:,}", when)
+    out.print(machines)
     months = data["by_month"]
     if months:
         by_month = Table(title="events by month")
@@ -190,7 +201,7 @@ def up(
         err.print(
             f"[green]ready:[/] {summary['events']:,} events across "
             f"{summary['partitions']} day partitions",
-            highlight=False,
+            highlight=False, markup=True,
         )
         for example in _examples(summary):
             err.print(f"  try: {example}", highlight=False, markup=False)
@@ -244,9 +255,10 @@ def search(
             text = " ".join(str(data["text"]).split())
             out.print(
                 f"[bold]{data['score']:.3f}[/] {str(data['occurred_at'])[:16]} "
-                f"[cyan]{data['source']}[/] {data['role']} #{data['event_id']}\n    "
+                f"[cyan]{data['source']}[/] {data['role']} #{data['event_id']} "
+                f"[dim]{escape(str(data['machine']))}[/]\n    "
                 f"{escape(text[:300])}{'…' if len(text) > 300 else ''}",
-                highlight=False,
+                highlight=False, markup=True,
             )
 
     run(body)
@@ -279,14 +291,8 @@ def embed(
         if as_json:
             print(to_json(stats))
             return
-        out.print(
-            f"embedded {stats['events']:,} events with {embedder.name}: "
-            f"{stats['chunks']:,} chunks ({stats['embedded']:,} computed, "
-            f"{stats['reused']:,} reused), {stats['blank']:,} blank skipped, "
-            f"in {stats['seconds']:,.1f} s"
-            + (f"; {stats['interim']:,} turns searchable first through interim vectors "
-               f"({stats['interim_runtime']}), {stats['upgraded']:,} replaced"
-               if stats["interim"] else ""), highlight=False)
+        out.print(embeddings.embedding_summary(stats, embedder.name), highlight=False,
+                  markup=False)
 
     run(body)
 
@@ -315,10 +321,10 @@ def summarize(
         if as_json:
             print(to_json(result.to_dict()))
             return
-        out.print(escape(result.summary), highlight=False)
+        out.print(escape(result.summary), highlight=False, markup=True)
         for item in result.highlights:
             cites = ", ".join(f"#{i}" for i in item["event_ids"])
-            out.print(f"- {escape(item['text'])} ({cites})", highlight=False)
+            out.print(f"- {escape(item['text'])} ({cites})", highlight=False, markup=True)
         err.print(f"{result.events_read} events read in {result.chunks} chunk(s); "
                   f"{result.llm_calls} LLM calls", highlight=False)
 

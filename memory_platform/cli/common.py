@@ -12,23 +12,30 @@ from datetime import datetime, timezone
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from memory_platform.settings import SettingsError, load_settings
 
-err = Console(stderr=True)
-out = Console()
+# Markup and emoji codes off by default: what the CLI prints is mostly stored text (a
+# memory's "[tool.ruff]", a file name "bad100.jsonl:100:" that rich would turn into an
+# emoji, a "[red]" in a turn). A line that styles its own words says markup=True and
+# escapes the user text in it.
+err = Console(stderr=True, emoji=False, markup=False)
+out = Console(emoji=False, markup=False)
 
 STATE = {"debug": False}
 
 
 def fail(message: str, code: int = 1) -> None:
     """Print one `error:` line and exit."""
-    err.print(f"[bold red]error:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(str(message))}", highlight=False, soft_wrap=True,
+              markup=True)
     raise typer.Exit(code)
 
 
 def warn(message: str) -> None:
-    err.print(f"[yellow]warning:[/] {message}", highlight=False, soft_wrap=True)
+    err.print(f"[yellow]warning:[/] {escape(str(message))}", highlight=False, soft_wrap=True,
+              markup=True)
 
 
 def say(message: str) -> None:

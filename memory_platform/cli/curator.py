@@ -9,8 +9,10 @@
 
 `curate` runs the curator as Dagster runs in this process, on the instance the UI shows
 (one per namespace, the current week); the breaker refuses here as in the schedule.
---dry-run records and shows the verdict (reasons, evidence) and cuts nothing. Exit code 1
-when any namespace's run was refused or failed.
+--dry-run records and shows the verdict (reasons, evidence) and cuts nothing. Each
+namespace's outcome names the credential its model calls used (an ANTHROPIC_API_KEY in the
+environment bills the API, not the subscription). Exit code 1 when any namespace's run was
+refused or failed, dry run or not; a refusal never stops the namespaces after it.
 """
 
 from typing import Annotated, Optional
@@ -53,8 +55,7 @@ def curate(
         else:
             for outcome in outcomes:
                 _show(outcome)
-        bad = [o for o in outcomes if o["status"] in ("refused", "failed")]
-        if bad and not (dry_run and all(o["status"] == "refused" for o in bad)):
+        if any(o["status"] in ("refused", "failed") for o in outcomes):
             raise typer.Exit(1)
 
     run(body)
@@ -67,6 +68,10 @@ def _show(outcome: dict) -> None:
         head += (f"; {len(proposed['cuts'])} cuts proposed of {outcome['listed']} memories "
                  f"(ceiling: at most {outcome['max_cuts']})")
     _say(head)
+    for used in outcome["llm"]:
+        cost = "" if used["cost_usd"] is None else f", ${used['cost_usd']:.4f}"
+        _say(f"  credential: {used['credential']} ({used['calls']} "
+             f"call{'s' if used['calls'] != 1 else ''}{cost})")
     if outcome["detail"]:
         _say(f"  {outcome['status'].upper()}: {outcome['detail']}")
     for error in outcome["errors"] if outcome["status"] == "failed" else []:
@@ -74,8 +79,8 @@ def _show(outcome: dict) -> None:
     if proposed is None:
         return
     for cut in proposed["cuts"]:
-        of = f" (of #{cut['of']['memory_id']})" if cut["of"] else ""
-        _say(f"  cut #{cut['memory_id']} [{cut['reason']}{of}] {one_line(cut['text'] or '')}")
+        of = f" (of {_memory(cut['of'])})" if cut["of"] else ""
+        _say(f"  cut {_memory(cut)} [{cut['reason']}{of}] {one_line(cut['text'] or '')}")
         for evidence in cut["evidence"]:
             where = (f"{evidence['file']}:{evidence['line']}" if "file" in evidence else
                      f"commit {evidence['commit']}" if "commit" in evidence else
@@ -84,12 +89,19 @@ def _show(outcome: dict) -> None:
             _say(f"      evidence {where}: {one_line(evidence['note'], 200)}")
     for kind in ("merges", "contradictions"):
         for item in proposed[kind]:
-            sources = ", ".join(f"#{s['memory_id']}" for s in item["sources"])
+            sources = ", ".join(_memory(s) for s in item["sources"])
             _say(f"  {kind[:-1]} of {sources} -> {one_line(item['text'])} (for review)")
     if outcome["cut"]:
         _say(f"  cut {len(outcome['cut'])}: restorable until "
              f"{outcome['restore_until']:%Y-%m-%d %H:%M} UTC with "
              f"`memory-platform curator restore ID`; {outcome['staged']} staged for review")
+
+
+def _memory(shown: dict) -> str:
+    """`#id`, or the handle a refused verdict named that the listing did not have."""
+    if shown["memory_id"] is None:
+        return f"handle {shown['handle']} ({shown['status']})"
+    return f"#{shown['memory_id']}"
 
 
 @curator_app.command("restore")

@@ -6,6 +6,9 @@
     memory-platform search QUERY [--k 10] [--source S] [--project P] [--since D] [--until D] [--json]
     memory-platform embed | summarize --since D --until D | mcp [--http] [--namespaces N] | serve
     memory-platform token create --kind agent|person --namespaces N,.. [--name NAME] | list | revoke ID
+    memory-platform token create --kind collector --machine NAME   (a machine's collector)
+    memory-platform machine list | name NEW [--of OLD]
+    memory-platform collect --to URL [--once] [--machine NAME] | collect --status
     memory-platform vault add NAMESPACE TEXT [--category C] | list NAMESPACE [--json] | search QUERY
     memory-platform vault export NAMESPACE [--out DIR] [--json]
     memory-platform review [--namespace N]   (approve / edit / skip / supersede; answers on stdin)
@@ -37,6 +40,7 @@ from memory_platform.cli import (
     curator,
     dream,
     hooks,
+    machines,
     orchard,
     recall,
     review,
@@ -76,6 +80,7 @@ app.command("serve")(serve.serve)
 app.add_typer(vault.vault_app, name="vault")
 app.add_typer(orchard.orchard_app, name="orchard")
 app.add_typer(tokens.token_app, name="token")
+app.add_typer(machines.machine_app, name="machine")
 app.add_typer(hooks.hook_app, name="hook")
 app.add_typer(curator.curator_app, name="curator")
 app.add_typer(bench.bench_app, name="bench")

@@ -230,7 +230,7 @@ def orchard_milestone(
         if no_blockers and blockers:
             raise ValueError("--no-blockers contradicts --blocker")
         row = projects.milestone(database(), _everything(), project, what, actor=actor(),
-                                 agent=False, next_action=next_action,
+                                 next_action=next_action,
                                  blockers=[] if no_blockers else blockers, status=status)
         _print(row, "recorded", as_json)
 
@@ -277,7 +277,7 @@ def orchard_proposals(
         db = database()
         if refresh:
             discovery.discover(db)
-        found = discovery.list_proposals(db, None if every else "pending")
+        found = discovery.list_proposals(db, _everything(), None if every else "pending")
         if as_json:
             print(to_json(found))
             return
@@ -324,7 +324,7 @@ def orchard_dismiss(
     def body():
         from memory_platform.orchard import discovery
 
-        done = discovery.dismiss(database(), proposal_id, actor=actor())
+        done = discovery.dismiss(database(), _everything(), proposal_id, actor=actor())
         say(f"dismissed #{done['id']} {done['name']}")
 
     _run(body)

@@ -1,6 +1,7 @@
 """`memory-platform token ...`: API tokens scoped to vault namespaces.
 
     memory-platform token create --kind agent|person --namespaces work,personal [--name laptop] [--json]
+    memory-platform token create --kind collector --machine laptop   (memory-platform collect)
     memory-platform token list [--json]
     memory-platform token revoke ID
 
@@ -31,10 +32,14 @@ def _when(value) -> str:
 def token_create(
     kind: Annotated[str, typer.Option(
         help="agent: an AI agent or automation (its writes wait in <ns>__ideas for review); "
-             "person: your own client or script (writes go where it says, may review).")],
-    namespaces: Annotated[str, typer.Option(
+             "person: your own client or script (writes go where it says, may review); "
+             "collector: one machine's `memory-platform collect` (--machine).")],
+    namespaces: Annotated[Optional[str], typer.Option(
         help="Comma-separated primary namespaces, e.g. work,personal (their __dream and "
-             "__ideas shadows come with them).")],
+             "__ideas shadows come with them); not for a collector.")] = None,
+    machine: Annotated[Optional[str], typer.Option(
+        help="A collector token's machine: it may only append that machine's raw "
+             "records.")] = None,
     name: Annotated[Optional[str], typer.Option(
         help="A unique name; the audit trail records writes as api:<name>. "
              "Default: token-<id>.")] = None,
@@ -44,12 +49,15 @@ def token_create(
     def body():
         from memory_platform.vault import tokens
 
-        row, secret = tokens.create(database(), namespaces, name=name, kind=kind)
+        row, secret = tokens.create(database(), namespaces, name=name, kind=kind,
+                                    machine=machine)
         if as_json:
             print(to_json({**row, "token": secret}))
             return
-        out.print(f"created {row['kind']} token #{row['id']} {row['name']} for "
-                  f"{', '.join(row['namespaces'])}", highlight=False, markup=False)
+        where = (f"machine {row['machine']}" if row["machine"]
+                 else ", ".join(row["namespaces"]))
+        out.print(f"created {row['kind']} token #{row['id']} {row['name']} for {where}",
+                  highlight=False, markup=False)
         print(secret)
         err.print("This is the only time the token is shown: store it now. Clients send "
                   "it as 'Authorization: Bearer <token>'.", highlight=False, markup=False)
@@ -71,8 +79,9 @@ def token_list(
             return
         for row in rows:
             state = f"revoked {_when(row['revoked_at'])}" if row["revoked_at"] else "live"
-            out.print(f"#{row['id']} {row['name']} ({row['kind']})  namespaces: "
-                      f"{', '.join(row['namespaces'])}"
+            where = (f"machine: {row['machine']}" if row["machine"]
+                     else f"namespaces: {', '.join(row['namespaces'])}")
+            out.print(f"#{row['id']} {row['name']} ({row['kind']})  {where}"
                       f"  created {_when(row['created_at'])}  last used "
                       f"{_when(row['last_used_at'])}  {state}", highlight=False, markup=False)
         live = sum(1 for r in rows if not r["revoked_at"])

@@ -4,13 +4,16 @@
     memory-platform vault list NAMESPACE [--status active|archived|all] [--json]
     memory-platform vault search QUERY [--namespace N] [--k 10] [--history] [--json]
     memory-platform vault archive ID / vault restore ID
+    memory-platform vault import mem0 FILE | claude-memory [PATH] | markdown DIR -n NAMESPACE
 
 `list` prints every memory and the total (never a capped page); with --json one object
 {"namespace", "total", "memories": [...]}.
 
 Every command goes through the vault's one service (vault/service.py) with the whole scope:
 the same rules as REST and MCP (no hand writes into `<ns>__dream`, no credentials, known
-categories), audited as `cli:<user>`.
+categories), audited as `cli:<user>`. `vault import` stages other tools' memories in
+`<namespace>__ideas` for review (vault/imports), one `error: FILE:LINE: why` per record
+that could not be, exit 1 when there is one.
 """
 
 from pathlib import Path
@@ -126,7 +129,7 @@ def vault_search(
                 ended = f" [yellow]superseded{by} on {hit['valid_to']:%Y-%m-%d}[/]"
             out.print(f"[bold]{score}[/] [cyan]{hit['namespace']}[/] #{hit['id']} "
                       f"({hit['match']}){ended}\n    {escape(one_line(hit['text']))}",
-                      highlight=False)
+                      highlight=False, markup=True)
 
     run(body)
 
@@ -198,3 +201,92 @@ def vault_export(
                   markup=False)
 
     run(body)
+
+
+import_app = typer.Typer(rich_markup_mode=None, no_args_is_help=True, help=(
+    "Stage memories kept by other tools (mem0, Claude Code's memory files, a markdown "
+    "folder) in <namespace>__ideas for review."))
+vault_app.add_typer(import_app, name="import")
+
+NamespaceOption = Annotated[str, typer.Option(
+    "--namespace", "-n", help="The primary namespace they are for; they wait in "
+                              "<namespace>__ideas until reviewed.")]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
+
+
+def _printable(text: str) -> str:
+    """A file name or message as the terminal shows it: control characters escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def _stage(tool: str, namespace: str, read, as_json: bool) -> None:
+    def body():
+        from memory_platform.vault.imports import service
+
+        service.target(namespace)  # a bad namespace is refused before any file is read
+        result = service.stage(database(), read(), namespace, actor=actor(), tool=tool,
+                               progress=None if as_json else
+                               (lambda line: err.print(line, highlight=False, markup=False)))
+        if as_json:
+            print(to_json(result.as_dict()))
+        else:
+            for problem in result.problems:
+                err.print(f"error: {_printable(problem)}", highlight=False, markup=False,
+                          soft_wrap=True)
+            for note in result.notes:
+                err.print(f"note: {_printable(note)}", highlight=False, markup=False,
+                          soft_wrap=True)
+            out.print(f"{result.read} {tool} memories read: {len(result.staged)} staged in "
+                      f"{result.namespace} for review, {result.known} already in the vault, "
+                      f"{result.duplicates} duplicates of known memories"
+                      + (f"; {len(result.problems)} error(s)" if result.problems else ""),
+                      highlight=False, markup=False)
+            if result.staged:
+                out.print(f"review them: memory-platform review --namespace {result.namespace}",
+                          highlight=False, markup=False)
+        if result.problems:
+            raise typer.Exit(1)
+
+    run(body)
+
+
+@import_app.command("mem0")
+def import_mem0(
+    path: Annotated[Path, typer.Argument(help="mem0's get_all export (JSON), or its history "
+                                              "table: ~/.mem0/history.db or its rows as JSON.")],
+    namespace: NamespaceOption,
+    as_json: JsonOption = False,
+) -> None:
+    """Stage a mem0 store's memories for review."""
+    from memory_platform.vault.imports import mem0
+
+    _stage("mem0", namespace, lambda: mem0.read(path.expanduser()), as_json)
+
+
+@import_app.command("claude-memory")
+def import_claude_memory(
+    namespace: NamespaceOption,
+    path: Annotated[Optional[Path], typer.Argument(
+        help="~/.claude (the default: CLAUDE.md, rules/, every project's auto memory), a "
+             "project (CLAUDE.md, CLAUDE.local.md, .claude/), a memory folder or a "
+             "file.")] = None,
+    as_json: JsonOption = False,
+) -> None:
+    """Stage Claude Code's memory files (CLAUDE.md, auto memory) for review."""
+    from memory_platform.vault.imports import markdown
+
+    root = (path or Path("~/.claude")).expanduser()
+    _stage("claude-code", namespace, lambda: markdown.read_claude(root), as_json)
+
+
+@import_app.command("markdown")
+def import_markdown(
+    path: Annotated[Path, typer.Argument(help="A basic-memory or Obsidian-style folder of "
+                                              "markdown notes, or one note.")],
+    namespace: NamespaceOption,
+    as_json: JsonOption = False,
+) -> None:
+    """Stage a folder of markdown notes, one memory per statement, for review."""
+    from memory_platform.vault.imports import markdown
+
+    _stage("markdown", namespace, lambda: markdown.read_folder(path.expanduser()), as_json)

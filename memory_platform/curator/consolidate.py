@@ -7,16 +7,19 @@ supersedes the sources that are still current (vault/review.py). Staging is idem
 (namespace, week, kind, sources).
 """
 
+import logging
 from datetime import date
 
 import psycopg
 
 from memory_platform.curator.verdict import Verdict
+from memory_platform.privacy.egress import holds_mask
 from memory_platform.store import curator_archive as store
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
 
 KINDS = ("merge", "contradiction")
+log = logging.getLogger(__name__)
 
 
 def stage(conn: psycopg.Connection, *, namespace: str, week: date, curator_run_id: int,
@@ -29,6 +32,12 @@ def stage(conn: psycopg.Connection, *, namespace: str, week: date, curator_run_i
     for kind, proposals in (("merge", verdict.merges),
                             ("contradiction", verdict.contradictions)):
         for proposal in proposals:
+            if holds_mask(proposal.text):
+                # written from a listing that masked a credential or a sensitive memory's
+                # personal data: approving it would replace the facts with the mask
+                log.warning("curator %s of handles %s not staged: its text holds a mask",
+                            kind, proposal.handles)
+                continue
             sources = sorted(memory_ids[h - 1] for h in proposal.handles)
             if store.find_proposal(conn, namespace=namespace, week=week, kind=kind,
                                    source_memory_ids=sources) is not None:

@@ -15,7 +15,7 @@ from typing import Any
 
 from memory_platform.curator import breaker, consolidate
 from memory_platform.curator.config import CuratorConfig
-from memory_platform.curator.listing import fingerprint
+from memory_platform.curator.listing import fingerprint, row_digest
 from memory_platform.curator.verdict import Verdict
 from memory_platform.store import Database
 from memory_platform.store import curator as store
@@ -119,10 +119,18 @@ def _reverify(conn, run: dict, namespace: str, config: CuratorConfig) -> Curator
 
 
 def _changes(run: dict, locked: list[dict]) -> str:
+    """What changed, by memory id: added, gone, and edited (the row's digest differs from
+    the one recorded with the listing; a run recorded before digests were kept falls back
+    on edit times, which miss an edit made while the model was judging)."""
     listed = set(run["memory_ids"])
     now_ids = {int(r["id"]) for r in locked}
-    changed = sorted(int(r["id"]) for r in locked
-                     if int(r["id"]) in listed and r["updated_at"] > run["created_at"])
+    if run.get("row_digests"):
+        recorded = dict(zip((int(i) for i in run["memory_ids"]), run["row_digests"]))
+        changed = sorted(int(r["id"]) for r in locked if int(r["id"]) in recorded
+                         and row_digest(r) != recorded[int(r["id"])])
+    else:
+        changed = sorted(int(r["id"]) for r in locked
+                         if int(r["id"]) in listed and r["updated_at"] > run["created_at"])
     parts = []
     for what, ids in (("added or promoted", sorted(now_ids - listed)),
                       ("gone (archived, superseded or ended)", sorted(listed - now_ids)),

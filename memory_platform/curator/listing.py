@@ -13,7 +13,7 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
-from memory_platform.privacy.masking import mask_secrets
+from memory_platform.privacy.egress import outgoing
 from memory_platform.store import Database
 from memory_platform.store import curator as store
 
@@ -33,6 +33,12 @@ class Listing:
     @property
     def memory_ids(self) -> list[int]:
         return [int(r["id"]) for r in self.rows]
+
+    @property
+    def row_digests(self) -> list[str]:
+        """row_digest of each row, in handle order (kept with the run, so a refusal can name
+        the memory that changed)."""
+        return [row_digest(r) for r in self.rows]
 
     def memory_id(self, handle: int) -> int:
         return int(self.rows[handle - 1]["id"])
@@ -60,16 +66,25 @@ class Chunk:
         return self.first <= handle <= self.last
 
 
+def _pinned(row: dict) -> str:
+    return "|".join([str(int(row["id"])), row["content_hash"], _iso(row["valid_from"]),
+                     _iso(row["valid_to"]), str(row["superseded_by"]), _iso(row["updated_at"])])
+
+
 def fingerprint(rows: list[dict]) -> str:
     """sha256 over (id, content hash, valid_from, valid_to, superseded_by, updated_at) of
     every row, in id order. The same function pins the listing and re-verifies it."""
     digest = hashlib.sha256()
     for row in sorted(rows, key=lambda r: int(r["id"])):
-        parts = [str(int(row["id"])), row["content_hash"], _iso(row["valid_from"]),
-                 _iso(row["valid_to"]), str(row["superseded_by"]), _iso(row["updated_at"])]
-        digest.update("|".join(parts).encode())
+        digest.update(_pinned(row).encode())
         digest.update(b"\n")
     return digest.hexdigest()
+
+
+def row_digest(row: dict) -> str:
+    """What the fingerprint pins of one row, as 16 hex digits (64 bits: enough to tell that
+    this row changed, small enough to keep one per listed memory with the run)."""
+    return hashlib.sha256(_pinned(row).encode()).hexdigest()[:16]
 
 
 def _iso(value) -> str:
@@ -86,8 +101,9 @@ def build(db: Database, namespace: str, now: datetime | None = None) -> Listing:
 
 def render_line(handle: int, row: dict, now: datetime) -> str:
     """One memory as the model reads it. The text is JSON-quoted (unambiguous, one line)
-    and credentials are masked before it reaches any prompt."""
-    text, _ = mask_secrets(" ".join(str(row["text"]).split()))
+    and passes privacy.egress before it reaches any prompt: credentials masked, and the
+    personal data of a sensitive memory (the model judges facts, not addresses)."""
+    text = outgoing(" ".join(str(row["text"]).split()), personal=bool(row.get("sensitive")))
     if len(text) > MAX_TEXT_CHARS:
         text = text[:MAX_TEXT_CHARS] + " [... cut for the listing]"
     age = max(0, (now - row["created_at"]).days)

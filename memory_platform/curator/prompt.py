@@ -3,7 +3,7 @@ the Dagster metadata), so a change of wording can be told apart from a change of
 
 from memory_platform.curator.listing import Chunk
 
-PROMPT_VERSION = "curator-v1"
+PROMPT_VERSION = "curator-v2"  # v2: the fence names what reversed a decision
 
 SYSTEM = """\
 You are the curator of one namespace of a personal memory vault. Each memory is one
@@ -26,10 +26,11 @@ both of two duplicates.
 
 Chesterton's fence: a memory that records a decision or a failed attempt ("we tried X, it
 failed, use Y"; "we chose A over B"; "don't use Z") is KEPT, even when the code no longer
-mentions X or Z, because it explains why the code looks the way it does. Cut it only when
-the evidence shows the decision itself was reversed (the code or a commit went back to X,
-or a later memory records the reversal), or when it is an exact duplicate of a memory you
-keep.
+mentions X or Z, because it explains why the code looks the way it does. Cut it only as
+contradicted or wrong, naming what reversed the decision: a commit that went back to X, or
+a later memory that records the reversal ("of", or a handle in the evidence). A file that
+does what the decision chose confirms it; it is no evidence against it. It may also go as
+an exact duplicate of another decision record you keep.
 
 Besides cuts you may propose, never execute:
 - merges: two or more memories that say one thing, with the one merged text that should

@@ -125,7 +125,7 @@ def propose(db: Database, namespace: str, week: date, *, agent: Callable[[], LLM
             fingerprint=shown.fingerprint, ceiling=ceiling, max_cuts=result.max_cuts,
             proposed_cuts=result.proposed_cuts, verdict=result.verdict, chunks=len(parts),
             listing_tokens=result.listing_tokens, repo=result.repo, agent=result.agent,
-            prompt_version=prompt.PROMPT_VERSION)
+            prompt_version=prompt.PROMPT_VERSION, row_digests=shown.row_digests)
     log(f"{namespace} {week}: {result.status}"
         + (f" ({result.detail})" if result.detail else "")
         + f"; {result.proposed_cuts} cuts proposed of {len(shown)} memories")

@@ -4,16 +4,24 @@ git show) are implemented in code by `RepoTools`, confined to the repository roo
 Each is a `Provider`: `send()` runs the loop (model turn, the tool calls it asks for, their
 results back) until the model answers without a tool call, within a turn budget and a time
 budget, and returns that answer with the tokens of every turn summed. `complete()` then
-validates the verdict and re-asks as for any provider. The tool calls made are kept in
-`calls` (name, arguments, the first characters of the result) for the run's log.
+validates the verdict and re-asks as for any provider.
+
+The time budget is a deadline, not a check between turns: each request to the vendor gets
+the time left as its timeout, and each tool call gets the deadline (a grep whose pattern
+backtracks stops at it). The model's arguments are untrusted input, checked by
+`RepoTools.call` (tool_args.py): a bad call is a tool error the model reads. What a tool
+answers is masked there (privacy.egress) before it is appended to the conversation. The
+tool calls made are kept in `calls` (name, the arguments shortened and masked, the first
+characters of the masked result) for the run's log.
 """
 
-import json
 import time
 from dataclasses import dataclass
 
+from memory_platform.curator import tool_args
 from memory_platform.curator.repo_tools import TOOL_SPECS, RepoTools
 from memory_platform.llm import Completion, LLMCallFailed, Message, Provider
+from memory_platform.privacy.egress import outgoing
 
 DEFAULT_MAX_RETRIES = 3
 _NO_KEY = "no-key"  # the OpenAI SDK wants a key even for a local server that ignores it
@@ -40,25 +48,27 @@ class _Loop(Provider):
     def credential_source(self) -> str:
         return self._credential_source
 
-    def _run_tool(self, name: str, raw_arguments) -> str:
-        if isinstance(raw_arguments, str):
-            try:
-                arguments = json.loads(raw_arguments or "{}")
-            except json.JSONDecodeError as exc:
-                result = f"error: the arguments are not JSON: {exc}"
-                self.calls.append(ToolCall(name, {"raw": raw_arguments}, result))
-                return result
-        else:
-            arguments = raw_arguments or {}
-        result = self.tools.call(name, arguments)
-        self.calls.append(ToolCall(name, arguments if isinstance(arguments, dict) else {},
-                                   result[:200]))
+    def _run_tool(self, name: str, raw_arguments, deadline: float) -> str:
+        result = self.tools.call(name, raw_arguments, deadline=deadline)  # checked, masked
+        try:
+            shown = tool_args.loggable(tool_args.parse(raw_arguments))
+        except tool_args.BadArguments:
+            shown = tool_args.loggable(str(raw_arguments))
+        shown = {k: outgoing(v) if isinstance(v, str) else v for k, v in shown.items()}
+        self.calls.append(ToolCall(str(name)[:80], shown, result[:200]))
         return result
 
-    def _check_budget(self, turn: int, deadline: float) -> None:
-        if time.monotonic() > deadline:
+    def _check_budget(self, turn: int, deadline: float) -> float:
+        """The seconds left (the next request's timeout), or LLMCallFailed."""
+        left = deadline - time.monotonic()
+        if left <= 0:
             raise LLMCallFailed(f"{self.name}: the curator's time budget of "
                                 f"{self.timeout:.0f}s ran out after {turn} turns")
+        return left
+
+    def _unreadable(self, exc: RecursionError) -> LLMCallFailed:
+        return LLMCallFailed(f"{self.name}/{self.model}: the answer could not be read (nested "
+                             f"too deeply for a JSON decoder)")
 
 
 class OpenAIToolLoop(_Loop):
@@ -87,14 +97,16 @@ class OpenAIToolLoop(_Loop):
         used_in = used_out = retries = 0
         model = self.model
         for turn in range(self.max_turns):
-            self._check_budget(turn, deadline)
+            left = self._check_budget(turn, deadline)
             try:
                 raw = self._client.chat.completions.with_raw_response.create(
-                    model=self.model, messages=chat, tools=tools,
+                    model=self.model, messages=chat, tools=tools, timeout=left,
                     **{self.max_tokens_param: max_tokens})
                 completion = raw.parse()
             except self._errors as exc:
                 raise LLMCallFailed(f"{self.name}/{self.model}: {exc}") from exc
+            except RecursionError as exc:
+                raise self._unreadable(exc) from None
             retries += raw.retries_taken
             if completion.usage is not None:
                 used_in += completion.usage.prompt_tokens
@@ -117,7 +129,7 @@ class OpenAIToolLoop(_Loop):
             for call in message.tool_calls:
                 chat.append({"role": "tool", "tool_call_id": call.id,
                              "content": self._run_tool(call.function.name,
-                                                       call.function.arguments)})
+                                                       call.function.arguments, deadline)})
         raise LLMCallFailed(f"{self.name}/{self.model}: no verdict within the turn budget "
                             f"({self.max_turns} turns)")
 
@@ -148,9 +160,9 @@ class AnthropicToolLoop(_Loop):
         used_in = used_out = retries = 0
         model = self.model
         for turn in range(self.max_turns):
-            self._check_budget(turn, deadline)
+            left = self._check_budget(turn, deadline)
             params: dict = {"model": self.model, "max_tokens": max_tokens, "messages": chat,
-                            "tools": tools}
+                            "tools": tools, "timeout": left}
             if system:
                 params["system"] = system
             try:
@@ -158,6 +170,8 @@ class AnthropicToolLoop(_Loop):
                 reply = raw.parse()
             except self._errors as exc:
                 raise LLMCallFailed(f"{self.name}/{self.model}: {exc}") from exc
+            except RecursionError as exc:
+                raise self._unreadable(exc) from None
             retries += raw.retries_taken
             usage = reply.usage
             used_in += (usage.input_tokens + (usage.cache_creation_input_tokens or 0)
@@ -174,6 +188,6 @@ class AnthropicToolLoop(_Loop):
                          "content": [b.model_dump(exclude_none=True) for b in reply.content]})
             chat.append({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": b.id,
-                 "content": self._run_tool(b.name, b.input)} for b in uses]})
+                 "content": self._run_tool(b.name, b.input, deadline)} for b in uses]})
         raise LLMCallFailed(f"{self.name}/{self.model}: no verdict within the turn budget "
                             f"({self.max_turns} turns)")

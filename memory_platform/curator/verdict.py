@@ -5,8 +5,9 @@ answer is asked again, then refused. `problems()` is the second line: handles in
 in the part shown, no handle twice, reasons from the closed set with what each needs, the
 evidence present and checked against the repository (the file exists and has that line,
 the commit exists), the original of a duplicate kept, and Chesterton's fence (a memory
-that records a decision is cut only with evidence that the decision was reversed). Any
-problem refuses the whole run: nothing is cut.
+filed as a decision or worded as one is cut only as contradicted or wrong with a commit or
+a memory naming its reversal, as a duplicate of another decision record, or as a secret).
+Any problem refuses the whole run: nothing is cut.
 """
 
 import re
@@ -92,8 +93,10 @@ class Verdict(BaseModel):
                    contradictions=[c for p in parts for c in p.contradictions])
 
 
-def is_decision_record(text: str) -> bool:
-    return bool(DECISION.search(text))
+def is_decision_record(text: str, category: str | None = None) -> bool:
+    """A memory filed as a decision, or one whose words record a decision or a failed
+    attempt."""
+    return category == "decision" or bool(DECISION.search(text))
 
 
 def problems(verdict: Verdict, listing: Listing, chunk: Chunk,
@@ -133,11 +136,14 @@ def problems(verdict: Verdict, listing: Listing, chunk: Chunk,
             found.append(f"{where}: 'wrong' needs file, commit or handle evidence")
         for evidence in cut.evidence:
             found.extend(_evidence_problems(evidence, where, chunk, repo))
-        text = listing.row(cut.handle)["text"]
-        if is_decision_record(text) and not _fence_opens(cut, kinds):
+        row = listing.row(cut.handle)
+        if is_decision_record(row["text"], row.get("category")) and not _fence_opens(
+                cut, kinds, listing):
             found.append(f"{where}: it records a decision or a failed attempt; it is kept "
-                         f"unless file or commit evidence (or a memory recording the "
-                         f"reversal, as 'of') shows the decision was reversed")
+                         f"unless the evidence names what reversed it: reason "
+                         f"'contradicted' or 'wrong' with a commit, or a current memory "
+                         f"recording the reversal ('of' or handle evidence); a file line "
+                         f"shows what the code does now, not that the decision was undone")
     claimed: set[int] = set()
     for kind, proposals in (("merge", verdict.merges), ("contradiction", verdict.contradictions)):
         for i, proposal in enumerate(proposals, 1):
@@ -158,12 +164,23 @@ def problems(verdict: Verdict, listing: Listing, chunk: Chunk,
     return found
 
 
-def _fence_opens(cut: Cut, kinds: set[str]) -> bool:
-    """A decision record may go: as a duplicate of a kept memory, as a secret, when a
-    memory recording the reversal contradicts it, or on evidence from the repository."""
-    return (cut.reason in ("duplicate", "secret")
-            or (cut.reason == "contradicted" and cut.of is not None)
-            or bool(kinds & {"file", "commit"}))
+def _fence_opens(cut: Cut, kinds: set[str], listing: Listing) -> bool:
+    """Chesterton's fence, in code: a decision record goes only when nothing of it is lost
+    (a duplicate of a memory that records the decision too), when it must (a secret), or
+    when the evidence names what reversed it: 'contradicted' or 'wrong' with a commit, or
+    with a current memory (`of`, or handle evidence) recording the reversal. A file line
+    alone never opens it: "we tried SQLite, it broke, use PostgreSQL" next to a file that
+    uses PostgreSQL is the decision carried out, not undone."""
+    if cut.reason == "secret":
+        return True
+    if cut.reason == "duplicate":
+        if cut.of is None or not 1 <= cut.of <= len(listing):
+            return False
+        kept = listing.row(cut.of)
+        return is_decision_record(kept["text"], kept.get("category"))
+    if cut.reason not in ("contradicted", "wrong"):
+        return False
+    return cut.of is not None or bool(kinds & {"commit", "handle"})
 
 
 def _evidence_problems(evidence: Evidence, where: str, chunk: Chunk,

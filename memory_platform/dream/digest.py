@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 
+from memory_platform.privacy.egress import outgoing
 from memory_platform.store import Database
 from memory_platform.store import curator as curator_store
 from memory_platform.store import curator_archive as curator_archive_store
@@ -20,6 +21,12 @@ from memory_platform.store import recall as recall_store
 
 MAX_LISTED = 20  # per section; the counts are always complete
 CURATOR_DAYS = 7
+
+
+def _q(text) -> str:
+    """A stored text as the digest quotes it: one line, through privacy.egress with personal
+    data masked too (the digest goes to a file and a webhook, and names no sensitivity)."""
+    return outgoing(" ".join(str(text or "").split()), personal=True)
 
 
 class NotifyError(RuntimeError):
@@ -57,16 +64,16 @@ def build_digest(db: Database, days: Sequence[date], *, run_id: str,
         f"{counts.get('rejected_secret', 0)} rejected for containing a credential."
     )
     lines += ["", f"## Learned (staged for review): {len(staged)}"]
-    lines += [f"- [{m['namespace']}] {m['text']} (score {m['score']}, {m['category']})"
+    lines += [f"- [{m['namespace']}] {_q(m['text'])} (score {m['score']}, {m['category']})"
               for m in staged[:MAX_LISTED]]
     lines += _more(len(staged))
     lines += ["", f"## Rejected as already known: {len(rejected)}"]
-    lines += [f"- {v['text']}  \n  known as: {v['neighbour_text']} "
+    lines += [f"- {_q(v['text'])}  \n  known as: {_q(v['neighbour_text'])} "
               f"({v['verdict']}, similarity {_sim(v['similarity'])})"
               for v in rejected[:MAX_LISTED]]
     lines += _more(len(rejected))
     lines += ["", f"## Contradictions flagged: {len(contradictions)}"]
-    lines += [f"- new: {v['text']}  \n  old: {v['neighbour_text']}  \n  {v['reason']}"
+    lines += [f"- new: {_q(v['text'])}  \n  old: {_q(v['neighbour_text'])}  \n  {_q(v['reason'])}"
               for v in contradictions[:MAX_LISTED]]
     lines += _more(len(contradictions))
     lines += ["", "## Review backlog",
@@ -97,7 +104,7 @@ def _curator_section(cuts: list[dict], refused: list[dict]) -> list[str]:
     if refused:
         lines.append(f"**{len(refused)} curator run(s) REFUSED: nothing was cut in them.**")
         lines += [f"- REFUSED {r['namespace']} week {r['week']} ({r['refusal']}): "
-                  f"{r['refusal_detail']}" for r in refused[:MAX_LISTED]]
+                  f"{_q(r['refusal_detail'])}" for r in refused[:MAX_LISTED]]
         lines += _more(len(refused))
     by_namespace: dict[str, list[dict]] = {}
     for cut in cuts:
@@ -105,7 +112,7 @@ def _curator_section(cuts: list[dict], refused: list[dict]) -> list[str]:
     for namespace in sorted(by_namespace):
         items = by_namespace[namespace]
         lines.append(f"- {namespace}: {len(items)} cut")
-        lines += [f"  - #{c['memory_id']} ({c['reason']}) {' '.join(str(c['text']).split())}"
+        lines += [f"  - #{c['memory_id']} ({c['reason']}) {_q(c['text'])}"
                   f"  \n    restore until {c['restore_until']:%Y-%m-%d}: "
                   f"`memory-platform curator restore {c['memory_id']}`"
                   for c in items[:MAX_LISTED]]

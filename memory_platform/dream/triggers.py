@@ -10,10 +10,12 @@ are requested together when it opens: batched, never dropped. The logic is plain
 over a `State`; `sensors/session_end.py` only does the Dagster I/O around them.
 """
 
+import contextlib
 import glob
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -24,6 +26,7 @@ from zoneinfo import ZoneInfo
 from memory_platform.adapters import get_adapter
 from memory_platform.adapters.base import is_future, parse_iso
 from memory_platform.adapters.jsonl import scan_back
+from memory_platform.confined import Root, kind_of, open_file
 from memory_platform.days import clamp_to_partitions, merge_day_ranges
 from memory_platform.settings import Settings
 
@@ -117,7 +120,7 @@ def _moment(rec: Any) -> datetime | None:
 
 def _first_moment(path: str) -> datetime | None:
     budget = HEAD_BYTES
-    with open(path, "rb") as fh:
+    with open_file(path) as fh:  # confined: a FIFO swapped in is refused, never waited on
         while budget > 0:
             line = fh.readline(budget)
             if not line:
@@ -224,25 +227,58 @@ def finish_queued(folder: Path, names: Iterable[str], now: datetime) -> None:
             os.unlink(entry.path)
 
 
-def hook_transcripts(event: dict, projects: Path) -> list[tuple[str, int, int]]:
+def hook_transcripts(event: dict, projects: Path, refused: list[str] | None = None
+                     ) -> list[tuple[str, int, int]]:
     """(path, size, mtime_ns) of a reported session's transcript and its subagent files.
-    Without a usable transcript_path the session id is looked up under the projects folder."""
-    named = event.get("transcript_path")
-    main = Path(named).expanduser() if named else None
-    if (main is None or not main.is_file()) and projects.is_dir():
-        matches = sorted(projects.glob(f"*/{glob.escape(event['session_id'])}.jsonl"))
-        main = matches[0] if matches else main
-    if main is None or not main.is_file():
+    Without a usable transcript_path the session id is looked up under the projects folder.
+    The hook's input names the path, so it is read only inside the projects folder (the
+    confined rules: no symlink out, regular files only); each path refused is appended to
+    `refused` with the reason, for the caller to log."""
+    refusals = refused if refused is not None else []
+    if not projects.is_dir():
         return []
-    files = [main, *sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))]
+    root = Root(projects)
+    named = event.get("transcript_path")
+    main = _confined(root, named, refusals) if isinstance(named, str) and named else None
+    if main is None:
+        for match in sorted(root.path.glob(f"*/{glob.escape(str(event['session_id']))}.jsonl")):
+            main = _confined(root, match, refusals)
+            if main is not None:
+                break
+    if main is None:
+        return []
+    subagents = sorted((main.with_suffix("") / "subagents").glob("*.jsonl"))
+    files = [main, *filter(None, (_confined(root, f, refusals) for f in subagents))]
     found = []
     for file in files:
-        try:
+        with contextlib.suppress(FileNotFoundError):
             st = os.stat(file)
-        except FileNotFoundError:
-            continue
-        found.append((str(file.resolve()), st.st_size, st.st_mtime_ns))
+            found.append((str(file), st.st_size, st.st_mtime_ns))
     return found
+
+
+def _confined(root: Root, named: object, refusals: list[str]) -> Path | None:
+    """The real path of a transcript the hook named, if it is a regular file inside `root`;
+    None when it does not exist (the session id is looked up instead) or is refused."""
+    real = Path(os.path.realpath(Path(str(named)).expanduser()))
+    try:
+        relative = real.relative_to(root.path)
+    except ValueError:
+        refusals.append(f"{named}: outside the Claude Code projects folder ({root.path}); "
+                        "not read")
+        return None
+    try:
+        real = root.resolve(relative)
+        st = os.stat(real)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        refusals.append(f"{named}: {exc}")
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        refusals.append(f"{named}: {kind_of(st.st_mode)}, not a transcript; not read")
+        return None
+    return real
 
 
 # --- the decision ----------------------------------------------------------------------------

@@ -2,72 +2,57 @@
 sha256 and event-time range (`scan_files`, no events written), and totals over what was
 imported. The sensor and the `source_files` asset read it to decide which days to import."""
 
-import hashlib
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from memory_platform.adapters import KINDS, UnknownFormat, detect_kind, get_adapter
+from memory_platform.adapters import (
+    COMPANION_FILES,
+    KINDS,
+    UnknownFormat,
+    detect_kind,
+    get_adapter,
+)
 from memory_platform.adapters.base import Event, ParseIssue
+from memory_platform.confined import Listing, show, walk
+from memory_platform.confined.digest import hash_file
 from memory_platform.ingest.report import ImportFailed, ImportReport, RecordError
 from memory_platform.store import Database, event_reads
 from memory_platform.store import catalog as catalog_store
 
-# Files that sit beside real exports and hold no conversation turns.
-COMPANION_FILES = {
-    "user.json", "users.json", "user_settings.json", "message_feedback.json",
-    "model_comparisons.json", "shared_conversations.json", "export_manifest.json",
-    "memories.json", "chat.html", "sessions-index.json", "history.jsonl",
-    "group_chats.json", "shopping.json", "sora.json", "conversations.json.index",
-}
-
-
 
 def discover(kind: str | None, path: Path, report: ImportReport) -> list[tuple[str, Path]]:
-    """(kind, file) pairs under `path`. With kind None every file is sniffed (the inbox)."""
+    """(kind, file) pairs under `path`, by real path. With kind None every file is sniffed
+    (the inbox). The folder is walked by `confined.walk`: a symlink out of it, a FIFO, a
+    socket or a device is not read, and each is reported as an import error."""
     if not path.exists():
         raise ImportFailed(f"{path}: no such file or folder")
     if kind is not None:
         if kind not in KINDS:
             raise ImportFailed(f"unknown source kind {kind!r}; expected one of {', '.join(KINDS)}")
-        return [(kind, f) for f in get_adapter(kind).discover(path)]
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file())
+        listing = get_adapter(kind).discover(path)
+        _report_skips(listing, report)
+        return [(kind, f) for f in listing]
+    listing = walk(path)
+    _report_skips(listing, report)
     found: list[tuple[str, Path]] = []
-    for file in files:
+    for file in listing:
         if file.name in COMPANION_FILES or file.name.startswith("."):
             continue
         try:
             found.append((detect_kind(file), file))
         except UnknownFormat as exc:
             report.skipped.append(str(exc))
+        except OSError as exc:  # gone, or swapped for a symlink or a FIFO since the walk
+            report.errors.append(RecordError(show(file), None, None, f"cannot read: {exc}"))
     return found
 
 
-def hash_file(path: Path, prefix_bytes: int = 0) -> tuple[str, str | None, int]:
-    """sha256 of the whole file and of its first `prefix_bytes` bytes, in one read.
-    Returns (sha256, prefix sha256 or None, bytes hashed)."""
-    digest = hashlib.sha256()
-    prefix = None
-    done = 0
-    with path.open("rb") as fh:
-        while True:
-            want = 1 << 20
-            if prefix is None and prefix_bytes and done < prefix_bytes:
-                want = min(want, prefix_bytes - done)
-            chunk = fh.read(want)
-            if not chunk:
-                break
-            digest.update(chunk)
-            done += len(chunk)
-            if prefix is None and prefix_bytes and done == prefix_bytes:
-                prefix = digest.copy().hexdigest()
-    return digest.hexdigest(), prefix, done
-
-
-def hash_prefix(path: Path, length: int) -> str:
-    return hash_file(path, length)[1] or hashlib.sha256().hexdigest()
+def _report_skips(listing: Listing, report: ImportReport) -> None:
+    for skip in listing.skipped:
+        report.errors.append(RecordError(skip.path, None, None, f"not imported: {skip.reason}"))
 
 
 @dataclass
@@ -89,42 +74,52 @@ def scan_files(
     db: Database, targets: list[tuple[str, Path]], report: ImportReport | None = None
 ) -> list[ScanResult]:
     """Bring the catalog up to date for these files: sha256 and event-time range. Parses
-    only files whose stat changed since the last scan or import; writes no events."""
+    only files whose stat changed since the last scan or import; writes no events. A file
+    that cannot be read (gone, or swapped for a symlink or a FIFO since it was found) is
+    reported in `report` and left out of the results; the others are scanned."""
     results = []
     with db.connect() as conn:
         for kind, file in targets:
-            path = str(file.resolve())
-            stat = file.stat()
-            known = catalog_store.get_source_file(conn, kind, path)
-            if (known and known.size_bytes == stat.st_size and known.mtime_ns == stat.st_mtime_ns
-                    and known.min_event_at is not None):
-                results.append(ScanResult(kind, path, known.id, False, known.min_event_at,
-                                          known.max_event_at, known.event_count,
-                                          known.error_count, known.last_scan_at))
-                continue
-            sha, _, hashed = hash_file(file)
-            file_id = catalog_store.register_source_file(conn, kind, path, hashed,
-                                                         stat.st_mtime_ns, sha)
-            min_at = max_at = None
-            count = errors = 0
-            for item in get_adapter(kind).parse(file):
-                if isinstance(item, Event) and item.occurred_at is not None:
-                    count += 1
-                    at = item.occurred_at
-                    min_at = at if min_at is None or at < min_at else min_at
-                    max_at = at if max_at is None or at > max_at else max_at
-                elif isinstance(item, ParseIssue):
-                    errors += 1
-                    if report is not None:
-                        report.errors.append(
-                            RecordError(item.file, item.line, item.record_id, item.message))
-            catalog_store.record_scan(conn, file_id, min_at, max_at, count, errors)
-            results.append(ScanResult(kind, path, file_id, True, min_at, max_at, count, errors))
+            try:
+                results.append(_scan_one(conn, kind, file, report))
+            except (OSError, ValueError) as exc:
+                if report is not None:
+                    report.errors.append(RecordError(show(file), None, None,
+                                                     f"cannot read file: {exc}"))
     return results
 
 
+def _scan_one(conn, kind: str, file: Path, report: ImportReport | None) -> ScanResult:
+    path = str(file.resolve())
+    stat = file.stat()
+    known = catalog_store.get_source_file(conn, kind, path)
+    if (known and known.size_bytes == stat.st_size and known.mtime_ns == stat.st_mtime_ns
+            and known.min_event_at is not None):
+        return ScanResult(kind, path, known.id, False, known.min_event_at, known.max_event_at,
+                          known.event_count, known.error_count, known.last_scan_at)
+    sha, _, hashed = hash_file(file)
+    file_id = catalog_store.register_source_file(conn, kind, path, hashed, stat.st_mtime_ns,
+                                                 sha)
+    min_at = max_at = None
+    count = errors = 0
+    for item in get_adapter(kind).parse(file):
+        if isinstance(item, Event) and item.occurred_at is not None:
+            count += 1
+            at = item.occurred_at
+            min_at = at if min_at is None or at < min_at else min_at
+            max_at = at if max_at is None or at > max_at else max_at
+        elif isinstance(item, ParseIssue):
+            errors += 1
+            if report is not None:
+                report.errors.append(
+                    RecordError(item.file, item.line, item.record_id, item.message))
+    catalog_store.record_scan(conn, file_id, min_at, max_at, count, errors)
+    return ScanResult(kind, path, file_id, True, min_at, max_at, count, errors)
+
+
 def watched_targets(settings, report: ImportReport | None = None) -> list[tuple[str, Path]]:
-    """Every file in the watched folders (those that exist), with its kind."""
+    """Every file in the watched folders (those that exist), with its kind; what the walks
+    skipped is in `report`'s errors."""
     report = report if report is not None else ImportReport()
     targets: list[tuple[str, Path]] = []
     for kind, folder in settings.watched_folders():

@@ -18,9 +18,17 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memory_platform.json_depth import nesting_depth
+
 SESSION_END = "SessionEnd"
 # A hook payload is a few hundred bytes; anything far bigger is not what we expect.
 MAX_INPUT_BYTES = 1 << 20
+# Claude Code writes the payload at once; a stdin left open is given up on after this long,
+# far inside every hook's timeout (docs/recall-and-wiki.md: 5 s for the prompt hook, 10 s for this one).
+STDIN_SECONDS = 1.0
+# Nesting levels a payload may have (Claude Code's nest two or three). The standard
+# library's parser recurses per level: 100,000 `[` raised RecursionError, a traceback.
+MAX_DEPTH = 64
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 
 
@@ -33,7 +41,7 @@ def queue_dir(home: Path) -> Path:
     return home / "queue" / "session-end"
 
 
-def read_hook_input(stream, timeout: float = 5.0) -> bytes:
+def read_hook_input(stream, timeout: float = STDIN_SECONDS) -> bytes:
     """Read the hook's stdin until EOF, a complete JSON value, or `timeout` seconds. Some
     Claude Code versions have left a hook's stdin open, and a bare read() would then hang
     until the hook is cancelled."""
@@ -53,7 +61,7 @@ def read_hook_input(stream, timeout: float = 5.0) -> bytes:
         buf += chunk
         try:
             json.loads(buf)
-        except ValueError:
+        except (ValueError, RecursionError):  # incomplete, or too deep: parse_hook_object says
             continue
         break
     return buf
@@ -61,11 +69,16 @@ def read_hook_input(stream, timeout: float = 5.0) -> bytes:
 
 def parse_hook_object(raw: str | bytes, event: str) -> dict:
     """The hook's stdin as the JSON object of Claude Code's `event` hook (every hook of this
-    package reads it so): small, not empty, JSON, an object, and no other hook_event_name."""
+    package reads it so): small, not empty, at most MAX_DEPTH levels deep, JSON, an object,
+    and no other hook_event_name."""
     if len(raw) > MAX_INPUT_BYTES:
         raise HookInputError(f"hook input is {len(raw)} bytes; expected a small JSON object")
     if not raw or not raw.strip():
         raise HookInputError(f"no input on stdin; expected Claude Code's {event} hook JSON")
+    text = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+    if nesting_depth(text, MAX_DEPTH) > MAX_DEPTH:
+        raise HookInputError(f"hook input nests deeper than {MAX_DEPTH} levels; expected "
+                             f"Claude Code's {event} hook JSON")
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError) as exc:

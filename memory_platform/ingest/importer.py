@@ -9,7 +9,10 @@ Plain functions; the CLI and the Dagster assets are thin layers over `import_pat
 - crash-safe: events are committed in batches (each its own transaction) and the file's
   import state only with the last batch, so a crash mid-file leaves a consistent database
   and a re-run completes the file;
-- loud: every unreadable line or record becomes an `ImportError` naming file and line.
+- loud: every unreadable line or record becomes an `ImportError` naming file and line;
+- confined: files are found by `confined.walk` and opened by `confined.open_file` (the
+  adapters'), so a symlink out of the imported folder, a FIFO or a device is reported as an
+  error, never read.
 """
 
 import logging
@@ -21,7 +24,8 @@ from pathlib import Path
 
 from memory_platform.adapters import get_adapter
 from memory_platform.adapters.base import Checkpoint, Conversation, Event, Item, ParseIssue
-from memory_platform.ingest.catalog import discover, hash_file, hash_prefix
+from memory_platform.confined.digest import hash_file, hash_prefix
+from memory_platform.ingest.catalog import discover
 from memory_platform.ingest.report import ImportReport, Progress, RecordError
 from memory_platform.ingest.rows import build_row, conversation_row
 from memory_platform.ingest.writer import BatchWriter
@@ -43,10 +47,15 @@ def import_path(
     origin: str = "cli",
     progress: Progress | None = None,
     files: list[tuple[str, Path]] | None = None,
+    report: ImportReport | None = None,
+    machine_id: int | None = None,
 ) -> ImportReport:
     """Import a file or folder (kind None: sniff each file). With `window`, only events in
-    [start, end) are written and the files' resume state is left alone."""
-    report = ImportReport()
+    [start, end) are written and the files' resume state is left alone. `files` are the
+    targets when the caller discovered them already, and `report` the report that discovery
+    filled (what its walk skipped): both are recorded with this run. `machine_id` is the
+    machine the files came from (None: this one; a collector's push names its own)."""
+    report = report if report is not None else ImportReport()
     path = path.expanduser().resolve()
     targets = files if files is not None else discover(kind, path, report)
     with db.connect() as conn:
@@ -55,7 +64,7 @@ def import_path(
         conn.execute("SET synchronous_commit = off")
         run_id = catalog_store.start_import_run(conn, origin, kind, str(path), window)
         status = "failed"
-        writer = BatchWriter(db, report, progress)
+        writer = BatchWriter(db, report, progress, machine_id=machine_id)
         try:
             catalog = catalog_store.get_source_files(
                 conn, [(file_kind, str(file.resolve())) for file_kind, file in targets])
@@ -66,9 +75,11 @@ def import_path(
                          for file_kind, file in targets[start:start + CATALOG_CHUNK]]
                 ids = catalog_store.register_source_files(conn, [
                     (p.kind, p.path, p.hashed, p.stat.st_mtime_ns, p.sha)
-                    for p in plans if p is not None])
+                    for p in plans if p is not None], machine_id)
                 for plan in plans:
                     if plan is not None:
+                        if machine_id is not None:
+                            plan.machine_id = machine_id
                         _parse_file(writer, plan, ids[(plan.kind, plan.path)], window, report)
                     if progress:
                         progress("file", 1)
@@ -107,6 +118,7 @@ class _Plan:
     resume: bool
     start_offset: int
     start_line: int
+    machine_id: int | None = None  # whose records (the catalog's; None: this machine)
 
 
 def _plan(
@@ -151,6 +163,7 @@ def _plan(
         kind, file, path, stat, sha, hashed, resume,
         start_offset=known.parsed_bytes if resume and known else 0,
         start_line=known.parsed_lines if resume and known else 0,
+        machine_id=known.machine_id if known else None,
     )
 
 
@@ -179,7 +192,7 @@ def _parse_file(
 ) -> None:
     kind, file, path = plan.kind, plan.file, plan.path
     adapter = get_adapter(kind)
-    writer.name_file(file_id, path)
+    writer.name_file(file_id, path, plan.machine_id)
     full = window is None
     checkpoint: Checkpoint | None = None
     min_at = max_at = None

@@ -38,8 +38,9 @@ class BatchWriter:
     rows: a crash never marks a half-written file as imported."""
 
     def __init__(self, db: Database, report: ImportReport, progress: Progress | None,
-                 batch_events: int | None = None):
+                 batch_events: int | None = None, machine_id: int | None = None):
         self._db = db
+        self._machine_id = machine_id  # whose events these are (None: the local machine)
         self._report = report
         self._progress = progress
         self._batch = batch_events or BATCH_EVENTS
@@ -48,13 +49,18 @@ class BatchWriter:
         self._finished: list[catalog_store.ImportState] = []
         # source_file_id or (source, conversation id) -> path, to name refused rows
         self._paths: dict = {}
+        self._machines: dict[int, int] = {}  # source_file_id -> machine, where not the writer's
         self._queue: queue.Queue = queue.Queue(maxsize=1)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._work, name="cairn-writer", daemon=True)
         self._thread.start()
 
-    def name_file(self, file_id: int, path: str) -> None:
+    def name_file(self, file_id: int, path: str, machine_id: int | None = None) -> None:
+        """Name a file's rows (for refusals) and the machine they are from (None: the
+        writer's)."""
         self._paths[file_id] = path
+        if machine_id is not None:
+            self._machines[file_id] = machine_id
 
     def add_row(self, row: tuple) -> None:
         self._rows.append(row)
@@ -109,9 +115,14 @@ class BatchWriter:
                 pass
 
     def _write(self, conn, rows, conversations, finished) -> None:
+        by_machine: dict[int | None, list[tuple]] = {}
+        for row in rows:
+            machine = self._machines.get(row[_FILE_ID], self._machine_id)
+            by_machine.setdefault(machine, []).append(row)
         with conn.transaction():
             self._write_conversations(conn, conversations)
-            result = self._write_rows(conn, rows, finished)
+            result = _merge([self._write_rows(conn, part, finished, machine)
+                             for machine, part in by_machine.items()])
             catalog_store.record_imports(conn, finished)
         with self._report.lock:
             for source, staged in result.staged.items():
@@ -123,24 +134,25 @@ class BatchWriter:
 
     # --- rows PostgreSQL refuses --------------------------------------------------------
 
-    def _write_rows(self, conn, rows: Sequence[tuple], finished) -> event_store.BatchResult:
+    def _write_rows(self, conn, rows: Sequence[tuple], finished,
+                    machine: int | None = None) -> event_store.BatchResult:
         """write_events, or when PostgreSQL refuses a row, the rows around it and the refused
         one on its own. The biggest row is the usual suspect (jsonb over 256 MB), so it is
         tried alone first; otherwise the batch is halved until the row is found."""
         try:
             with conn.transaction():
-                return event_store.write_events(conn, rows)
+                return event_store.write_events(conn, rows, machine)
         except psycopg.Error as error:
             if not _refused_by_row(error):
                 raise
             if len(rows) == 1:
-                return self._refused(conn, rows[0], error, finished)
+                return self._refused(conn, rows[0], error, finished, machine)
             biggest = max(range(len(rows)), key=lambda i: len(rows[i][_RAW]) + len(rows[i][8]))
             if len(rows[biggest][_RAW]) + len(rows[biggest][8]) > (1 << 20):
                 parts = [rows[biggest:biggest + 1], rows[:biggest] + rows[biggest + 1:]]
             else:
                 parts = _halves(rows)
-        results = [self._write_rows(conn, part, finished) for part in parts if part]
+        results = [self._write_rows(conn, part, finished, machine) for part in parts if part]
         return _merge(results)
 
     def _write_conversations(self, conn, rows: Sequence[tuple]) -> None:
@@ -164,8 +176,8 @@ class BatchWriter:
             if half:
                 self._write_conversations(conn, half)
 
-    def _refused(self, conn, row: tuple, error: psycopg.Error, finished
-                 ) -> event_store.BatchResult:
+    def _refused(self, conn, row: tuple, error: psycopg.Error, finished,
+                 machine: int | None = None) -> event_store.BatchResult:
         """Store the row with a note in place of its raw record; report the refusal."""
         reason = " ".join(str(error).split())[:300]
         stub = list(row)
@@ -174,7 +186,7 @@ class BatchWriter:
         stub[_ATTRS] = json_text({**orjson.loads(row[_ATTRS]), "raw_refused": True})
         try:
             with conn.transaction():
-                result = event_store.write_events(conn, [tuple(stub)])
+                result = event_store.write_events(conn, [tuple(stub)], machine)
             outcome = "stored with its raw record replaced by this note (attrs.raw_refused)"
         except psycopg.Error as again:
             if not _refused_by_row(again):

@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from memory_platform.json_depth import nesting_depth
 from memory_platform.llm.base import (
     DEFAULT_MAX_ATTEMPTS,
     Completion,
@@ -31,6 +32,8 @@ _CLI_ENV_CREDENTIALS = (
     ("ANTHROPIC_API_KEY", "env:ANTHROPIC_API_KEY (overrides the Claude subscription login)"),
     ("CLAUDE_CODE_OAUTH_TOKEN", "env:CLAUDE_CODE_OAUTH_TOKEN (subscription token)"),
 )
+# The result object nests three levels or so; the hooks allow 64 (ingest/hooks.py).
+MAX_OUTPUT_DEPTH = 64
 SUBSCRIPTION_LOGIN = "claude subscription login"
 
 
@@ -164,16 +167,25 @@ def _render_transcript(messages: list[Message]) -> str:
 
 
 def parse_cli_output(stdout: str) -> dict | None:
-    """The result object; with --verbose or a wrapper script it is the last JSON line."""
+    """The result object; with --verbose or a wrapper script it is the last JSON line. None
+    when there is none; LLMCallFailed when there is none and some output nested deeper than
+    MAX_OUTPUT_DEPTH (measured first: the parser would recurse past the stack)."""
     text = stdout.strip()
     candidates = [text] + [line for line in reversed(text.splitlines()) if line.strip()]
+    too_deep = False
     for candidate in candidates:
+        if nesting_depth(candidate, MAX_OUTPUT_DEPTH) > MAX_OUTPUT_DEPTH:
+            too_deep = True
+            continue
         try:
             data = json.loads(candidate)
         except json.JSONDecodeError:
             continue
         if isinstance(data, dict) and data.get("type") == "result":
             return data
+    if too_deep:
+        raise LLMCallFailed(f"claude-cli output nests deeper than {MAX_OUTPUT_DEPTH} levels "
+                            f"and holds no result object")
     return None
 
 

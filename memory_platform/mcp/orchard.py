@@ -6,14 +6,18 @@ for agents.
     orchard_milestone(project, what, next_action?, blockers?, status?)
     orchard_week(phrase?)                                   what to work on this week
 
-An agent writes only through orchard_milestone, and only at a milestone: an update without
-`what` is refused, and so is more than MEMORY_PLATFORM_ORCHARD_AGENT_UPDATES_PER_DAY a day
-per project (orchard/projects.py). A server limited to namespaces (`memory-platform mcp
---namespaces work`) lists, reads and updates the projects of those namespaces only; another
-project reads as missing. The evidence `orchard_week` quotes is the turns linked to the
-projects in scope.
+An MCP server is an agent's face, so the tools run with the agent's Scope (`agent=True`) and
+the orchard service keeps the agent rules, as for an agent token over REST: the only write
+is orchard_milestone, only at a milestone (an update without `what` is refused), and at
+most MEMORY_PLATFORM_ORCHARD_AGENT_UPDATES_PER_DAY a day per project (orchard/projects.py).
+A server limited to namespaces (`memory-platform mcp --namespaces work`) lists, reads and
+updates the projects of those namespaces only; another project reads as missing. The
+activity and evidence it shows come from the linked conversations routed into those
+namespaces, masked (orchard/reading.py). A refusal or bad input (NUL, a text over its
+length) reaches the client as its own message.
 """
 
+import dataclasses
 import functools
 from typing import Annotated
 
@@ -21,7 +25,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
-from memory_platform.mcp.tools import SCOPED, tool
+from memory_platform.mcp.tools import SCOPED, clear_errors, tool
 from memory_platform.orchard.models import (
     ProjectChanged,
     ProjectList,
@@ -56,7 +60,7 @@ def _orchard_errors(fn):
         except (Forbidden, NotFound, Conflict, ValueError, LLMError, DatabaseError) as exc:
             raise ToolError(str(exc)) from exc
 
-    return wrapper
+    return clear_errors(wrapper)
 
 
 def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None) -> None:
@@ -66,6 +70,7 @@ def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None)
     from memory_platform.orchard.projects import AGENT_ACTOR
 
     limited = "" if scope.unrestricted else f" Limited to: {scope.describe()}."
+    scope = dataclasses.replace(scope, agent=True)  # the caller is an agent (module docstring)
     Ref = Annotated[str, Field(description="The project's name (any case) or id.")]
 
     @tool(server, SCOPED, description="Every project of the user's portfolio with status, priority, "
@@ -108,7 +113,7 @@ def orchard_tools(server: MCPServer, database: Database, scope: Scope, llm=None)
                                                            "with this milestone.")] = None,
     ) -> ProjectChanged:
         return ProjectChanged(**projects.milestone(
-            database, scope, project, what, actor=AGENT_ACTOR, agent=True,
+            database, scope, project, what, actor=AGENT_ACTOR,
             next_action=next_action, blockers=blockers, status=status))
 
     @tool(server, SCOPED, description="What the user should work on this week: their projects ranked "

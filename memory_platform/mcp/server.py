@@ -120,6 +120,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     resolved on first use (a tool that needs an LLM says which settings are missing).
     `namespaces` limits the vault tools to those primary namespaces and their shadows (and
     drops cairn's unscoped tools); `vault_embedder` defaults to the vault's."""
+    from memory_platform.query import reading
     from memory_platform.query import search as service
 
     scope = Scope.everything() if namespaces is None else Scope.of(namespaces)
@@ -162,7 +163,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
         after: Annotated[int, Field(ge=0, le=50)] = 3,
     ) -> EventWithContext:
         """One stored turn with the turns before and after it in its conversation."""
-        found = service.get_event(database, event_id, before=before, after=after)
+        found = reading.get_event(database, event_id, before=before, after=after)
         if found is None:
             raise ValueError(f"no event with id {event_id}")
         return EventWithContext(event=_turn(found["event"]),
@@ -179,7 +180,7 @@ def build_server(db: Database | None = None, embedder=None, llm=None, *,
     ) -> Timeline:
         """How many turns were stored per day and surface in a date range."""
         filters = service.SearchFilters(source=source, project=project)
-        rows = service.timeline(database, since=_day_start(since), until=_day_start(until),
+        rows = reading.timeline(database, since=_day_start(since), until=_day_start(until),
                                 filters=filters)
         return Timeline(since=since, until=until, days=[
             DayCount(day=str(r["day"]), source=r["source"], events=r["events"]) for r in rows])

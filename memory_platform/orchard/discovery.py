@@ -15,6 +15,11 @@ Nothing here creates a project: proposals wait in `orchard_proposals` until a pe
 accepts one (then it becomes a project in its namespace, by default the routing rules'
 namespace for its path, linked to its repo and its cairn turns) or dismisses it. A
 re-discovery refreshes a proposal's activity and never its decision.
+
+Proposals are drawn from every conversation, unscoped: listing, accepting and dismissing
+them needs an unscoped person (the admin token, open loopback, the CLI); a caller limited
+to namespaces is refused here, whatever the face. What they show leaves masked
+(orchard/reading.py): a chat title or a path can hold a credential.
 """
 
 import re
@@ -24,11 +29,12 @@ from typing import Any
 
 from memory_platform.orchard import projects as project_service
 from memory_platform.orchard.activity import ActivityIndex, is_path, title_key, under
+from memory_platform.orchard.reading import shown_project, shown_proposal
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database, orchard_activity
 from memory_platform.store import orchard as store
 from memory_platform.vault.routing import Routing
-from memory_platform.vault.service import Conflict, NotFound, check
+from memory_platform.vault.service import Conflict, Forbidden, NotFound, check
 from memory_platform.vault.tokens import Scope
 
 CHAT_SOURCES = ("claude-ai", "chatgpt", "gemini")
@@ -139,7 +145,7 @@ def _uncovered(group: Group, known: list[dict]) -> Group | None:
 
 def discover(db: Database, settings: Settings | None = None) -> dict[str, Any]:
     """Propose projects from cairn (refreshing known proposals). Creates no project.
-    Returns {found, new, refreshed, pending, proposals}."""
+    Returns {found, new, refreshed, pending, proposals} (the proposals masked)."""
     settings = settings or load_settings()
     with db.connect() as conn:
         rows = orchard_activity.activity_rows(conn)
@@ -160,12 +166,24 @@ def discover(db: Database, settings: Settings | None = None) -> dict[str, Any]:
     with db.connect() as conn:
         counts = store.upsert_proposals(conn, proposals)
         pending = store.list_proposals(conn, "pending")
-    return {"found": len(proposals), **counts, "pending": len(pending), "proposals": proposals}
+    return {"found": len(proposals), **counts, "pending": len(pending),
+            "proposals": [shown_proposal(p) for p in proposals]}
 
 
-def list_proposals(db: Database, state: str | None = "pending") -> list[dict]:
+def unscoped_person(scope: Scope) -> None:
+    """Refuse a caller who may not decide proposals: one limited to namespaces (they are
+    drawn from every conversation) or an agent."""
+    project_service.person_only(scope)
+    if not scope.unrestricted:
+        raise Forbidden("proposals are drawn from every conversation in cairn, unscoped; "
+                        f"this caller is limited to {scope.describe()} (use the admin token "
+                        "MEMORY_PLATFORM_API_TOKEN, or the CLI)")
+
+
+def list_proposals(db: Database, scope: Scope, state: str | None = "pending") -> list[dict]:
+    unscoped_person(scope)
     with db.connect() as conn:
-        return store.list_proposals(conn, state)
+        return [shown_proposal(p) for p in store.list_proposals(conn, state)]
 
 
 def _routed_namespace(proposal: dict) -> str:
@@ -182,6 +200,7 @@ def accept(db: Database, scope: Scope, proposal_id: int, *, actor: str,
     """A person accepts a proposal: it becomes a project (in `namespace`, by default the
     routing rules' namespace for its path) linked to its repo and cairn turns, and the
     proposal records who accepted it. Returns {proposal, project}."""
+    unscoped_person(scope)
     with db.connect() as conn, conn.transaction():
         proposal = store.get_proposal(conn, proposal_id, lock=True)
         if proposal is None:
@@ -204,11 +223,12 @@ def accept(db: Database, scope: Scope, proposal_id: int, *, actor: str,
                            f"another name (--name) or dismiss the proposal") from None
         decided = store.decide_proposal(conn, proposal_id, state="accepted", actor=actor,
                                         project_id=project["id"])
-    return {"proposal": decided, "project": project}
+    return {"proposal": shown_proposal(decided), "project": shown_project(project)}
 
 
-def dismiss(db: Database, proposal_id: int, *, actor: str) -> dict:
+def dismiss(db: Database, scope: Scope, proposal_id: int, *, actor: str) -> dict:
     """A person says this is not a project; discovery will not propose it again."""
+    unscoped_person(scope)
     with db.connect() as conn:
         decided = store.decide_proposal(conn, proposal_id, state="dismissed", actor=actor)
         if decided is None:
@@ -217,4 +237,4 @@ def dismiss(db: Database, proposal_id: int, *, actor: str) -> dict:
                 raise NotFound(f"no proposal {proposal_id}")
             raise Conflict(f"proposal {proposal_id} was already {found['state']} by "
                            f"{found['decided_by']}")
-    return decided
+    return shown_proposal(decided)

@@ -15,6 +15,8 @@ class WeekActivity(BaseModel):
 
 
 class ProjectActivity(BaseModel):
+    """Counted over the linked conversations the caller may read (orchard/reading.py)."""
+
     sessions: int = Field(description="Conversations with turns linked to the project.")
     turns: int = Field(description="User and assistant messages linked to the project.")
     first_active: date | None
@@ -103,7 +105,9 @@ class RankedProject(BaseModel):
     score: int = Field(description="The sum of the reasons' points.")
     reasons: list[Reason]
     evidence: list[EvidenceTurn] = Field(description="The project's latest turns in cairn "
-                                                     "(and those mentioning its blockers).")
+                                                     "(and those mentioning its blockers), "
+                                                     "from the conversations the caller may "
+                                                     "read, credentials masked.")
 
 
 class NotRanked(BaseModel):
@@ -123,7 +127,8 @@ class WeekAnswer(BaseModel):
     phrasing_error: str | None = Field(description="Why a configured LLM's phrasing is not "
                                                    "shown (the ranking never depends on it).")
     prompt_version: str | None
-    secrets_masked: int
+    secrets_masked: int = Field(description="Credentials masked in the evidence shown and "
+                                            "in the prompt sent.")
 
 
 class Proposal(BaseModel):

@@ -1,10 +1,12 @@
 """The prompt that phrases `orchard week` when an LLM is configured. The model words the
 answer; the ranking, the scores and the evidence stay the code's (week.py), and a phrasing
-that discusses the projects in another order than the ranking is not shown (week.py)."""
+that discusses the projects in another order than the ranking is not shown (week.py). The
+prompt is built from the ranking as the caller may see it (its conversations only, already
+masked), and every field passes privacy.egress again on its way in."""
 
 from pydantic import BaseModel, Field
 
-from memory_platform.privacy.masking import mask_secrets
+from memory_platform.orchard.reading import shown
 
 PROMPT_VERSION = "orchard-week-2026-12-01"
 TURN_CHARS = 300  # of each evidence turn in the prompt
@@ -32,9 +34,9 @@ def week_prompt(today: str, ranked: list[dict]) -> tuple[str, int]:
 
     def clean(text: str | None, limit: int = 1000) -> str:
         nonlocal masked
-        text, n = mask_secrets(" ".join((text or "").split())[:limit])
+        text, n = shown(" ".join((text or "").split()))  # masked, then cut
         masked += n
-        return text
+        return text[:limit]
 
     lines = [f"Today is {today}. The projects, best first:"]
     for p in ranked:

@@ -6,6 +6,12 @@ taken today says what was true then, not what is true now), the milestones recor
 week, and the week's activity in cairn (sessions, turns, last active day up to the week's
 end). Weeks are ISO weeks in UTC, like the activity. Taking a week's snapshot again
 replaces that week's rows: one row per (week, project), whatever the number of runs.
+
+A snapshot is taken unscoped (by Dagster, for the lake and the weekly report): its activity
+counts every linked conversation. Its text fields are masked before they are written
+(privacy.egress: the lake is outside the store), and a scoped reader gets the rows of its
+namespaces without those counts, which could rest on conversations it may not read
+(orchard/reading.py).
 """
 
 from collections import Counter
@@ -13,6 +19,7 @@ from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 from memory_platform.orchard.activity import ActivityIndex
+from memory_platform.orchard.reading import shown_project
 from memory_platform.store import Database, orchard_activity
 from memory_platform.store import orchard as store
 from memory_platform.vault.tokens import Scope
@@ -48,7 +55,7 @@ def take_snapshot(db: Database, week: date, *, run_id: str | None = None) -> dic
     for state in states:
         activity = index.activity(state["cairn_projects"], state["cairn_titles"])
         this_week = activity.in_week(week)
-        rows.append({
+        rows.append(shown_project({
             "project_id": state["id"], "name": state["name"], "namespace": state["namespace"],
             "status": state["status"], "priority": state["priority"],
             "next_action": state["next_action"], "blockers": list(state["blockers"]),
@@ -56,7 +63,7 @@ def take_snapshot(db: Database, week: date, *, run_id: str | None = None) -> dic
             "last_milestone_at": _moment(state["last_milestone_at"]),
             "archived": state["archived"], "milestones": milestones.get(state["id"], 0),
             "sessions": this_week["sessions"], "turns": this_week["turns"],
-            "last_active": activity.last_active, "run_id": run_id})
+            "last_active": activity.last_active, "run_id": run_id}))
     with db.connect() as conn:
         store.replace_snapshot(conn, week, rows)
     return {"week": week, "projects": len(rows),
@@ -66,8 +73,17 @@ def take_snapshot(db: Database, week: date, *, run_id: str | None = None) -> dic
             "turns": sum(r["turns"] for r in rows)}
 
 
+# What a snapshot row says of cairn (see the module docstring).
+CAIRN_COUNTS = ("sessions", "turns", "last_active")
+
+
 def read_snapshot(db: Database, scope: Scope, week: date) -> list[dict]:
-    """The week's snapshot rows in scope, by name."""
+    """The week's snapshot rows in scope, by name; for a scoped caller without the cairn
+    counts (None)."""
     week_bounds(week)
     with db.connect() as conn:
-        return [r for r in store.snapshot(conn, week) if scope.permits(r["namespace"])]
+        rows = [shown_project(r) for r in store.snapshot(conn, week)
+                if scope.permits(r["namespace"])]
+    if not scope.unrestricted:
+        rows = [{**r, **dict.fromkeys(CAIRN_COUNTS)} for r in rows]
+    return rows

@@ -13,9 +13,12 @@ parts, each listed with its reason (and the turns it rests on):
     next action  known +5; none recorded -5 (decide one first)
 
 Ties go to the higher priority, then the name. Each project carries its last
-MEMORY_PLATFORM_ORCHARD_EVIDENCE_TURNS turns from cairn as evidence. The same database and
-the same `today` give the same answer: no model is involved in the ranking. With an LLM,
-the answer is also phrased (prompts.py); the ranking is still this one.
+MEMORY_PLATFORM_ORCHARD_EVIDENCE_TURNS turns from cairn as evidence. Activity, evidence and
+the blockers' mentions come only from the linked conversations the caller may read, and
+every text leaves masked (orchard/reading.py): a blocker is never a search of all of cairn.
+The same database and the same `today` give the same answer: no model is involved in the
+ranking. With an LLM, the answer is also phrased (prompts.py); the ranking is still this
+one.
 """
 
 import logging
@@ -23,7 +26,10 @@ from datetime import date, datetime, time, timedelta, timezone
 from typing import Any
 
 from memory_platform.orchard import projects as project_service
+from memory_platform.orchard.activity import ActivityIndex
 from memory_platform.orchard.prompts import PROMPT_VERSION, SYSTEM, WeekAdvice, week_prompt
+from memory_platform.orchard.reading import shown, shown_project
+from memory_platform.privacy.egress import outgoing
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database, orchard_activity
 from memory_platform.vault.tokens import Scope
@@ -47,11 +53,13 @@ def _reason(factor: str, points: int, reason: str, event_ids: list[int] | None =
 
 
 def _turn(row: dict) -> dict:
-    text = " ".join(row["text"].split())
+    """A turn as evidence: masked first, then cut (a cut could split a key the masking
+    would no longer recognize). `masked` counts the credentials hidden."""
+    text, masked = shown(" ".join(row["text"].split()))
     return {"event_id": row["event_id"], "occurred_at": row["occurred_at"].isoformat(),
             "source": row["source"], "role": row["role"],
             "text": text[:EVIDENCE_CHARS] + ("…" if len(text) > EVIDENCE_CHARS else ""),
-            "conversation_id": row["conversation_id"]}
+            "conversation_id": row["conversation_id"], "masked": masked}
 
 
 def _deadline(deadline: date, today: date) -> dict:
@@ -110,56 +118,75 @@ def score(project: dict, today: date, *, last_turn: dict | None = None,
     return parts
 
 
-def _evidence(db: Database, project: dict, limit: int) -> tuple[list[dict], dict[str, dict]]:
-    """(latest turns, {blocker: the turn that best matches it})."""
+def _evidence(db: Database, project: dict, limit: int, conversations: list[int] | None
+              ) -> tuple[list[dict], dict[str, dict]]:
+    """(latest turns, {blocker: the turn that best matches it}), from `conversations` only
+    (None: every linked one)."""
     links = (project["cairn_projects"], project["cairn_titles"])
     last = project["activity"]["last_active"]
+    only = {"conversations": conversations}
     with db.connect() as conn:
         found = []
         if last is not None:  # the usual case: the last turns are near the last active day
             since = datetime.combine(last - timedelta(days=EVIDENCE_LOOKBACK_DAYS), time.min,
                                      tzinfo=timezone.utc)
-            found = orchard_activity.recent_turns(conn, *links, limit=limit, since=since)
+            found = orchard_activity.recent_turns(conn, *links, limit=limit, since=since,
+                                                  **only)
         if len(found) < limit:
-            found = orchard_activity.recent_turns(conn, *links, limit=limit)
+            found = orchard_activity.recent_turns(conn, *links, limit=limit, **only)
         turns = [_turn(r) for r in found]
         mentions = {}
         for blocker in project["blockers"]:
-            found = orchard_activity.turns_mentioning(conn, *links, blocker.split(), limit=1)
+            found = orchard_activity.turns_mentioning(conn, *links, blocker.split(), limit=1,
+                                                      **only)
             if found:
                 mentions[blocker] = _turn(found[0])
     return turns, mentions
 
 
+def _readable(index: ActivityIndex, project: dict, scope: Scope) -> list[int] | None:
+    """The project's conversations the scope may read (None: unscoped, every one)."""
+    if scope.unrestricted:
+        return None
+    rows = index.rows_of(project["cairn_projects"], project["cairn_titles"])
+    return sorted({r["conversation_id"] for r in rows})
+
+
 def rank(db: Database, scope: Scope, *, today: date | None = None,
          settings: Settings | None = None) -> dict[str, Any]:
-    """The deterministic answer: {today, week, ranked, not_ranked, answer}."""
+    """The deterministic answer: {today, week, ranked, not_ranked, answer, secrets_masked}
+    (the credentials masked in the evidence shown)."""
     settings = settings or load_settings()
     today = today or project_service.utc_today()
-    projects = project_service.list_projects(db, scope, activity=False)
-    ranked, not_ranked = [], []
-    for project in projects:
-        if project["status"] == "done":
-            not_ranked.append({"name": project["name"], "why": "done"})
-    candidates = project_service.with_activity(
-        db, [p for p in projects if p["status"] != "done"], today=today)
-    for project in candidates:
-        evidence, mentions = _evidence(db, project, settings.orchard_evidence_turns)
+    projects = project_service.in_scope(db, scope)  # as stored: cairn is read by their links
+    ranked, masked = [], 0
+    not_ranked = [{"name": outgoing(p["name"]), "why": "done"} for p in projects
+                  if p["status"] == "done"]
+    open_ones = [p for p in projects if p["status"] != "done"]
+    index = project_service.activity_index(db, scope, open_ones)
+    for project in project_service.with_activity(db, scope, open_ones, today=today,
+                                                 index=index):
+        evidence, mentions = _evidence(db, project, settings.orchard_evidence_turns,
+                                       _readable(index, project, scope))
         parts = score(project, today, last_turn=evidence[0] if evidence else None,
                       mentions=mentions)
         for turn in mentions.values():
             if turn["event_id"] not in {t["event_id"] for t in evidence}:
                 evidence.append(turn)
+        masked += sum(t["masked"] for t in evidence)
         ranked.append({
-            **{k: project[k] for k in ("id", "name", "namespace", "repo", "status", "priority",
-                                       "next_action", "blockers", "deadline", "last_milestone",
-                                       "last_milestone_at", "activity")},
-            "score": sum(p["points"] for p in parts), "reasons": parts, "evidence": evidence})
+            **shown_project({k: project[k] for k in (
+                "id", "name", "namespace", "repo", "status", "priority", "next_action",
+                "blockers", "deadline", "last_milestone", "last_milestone_at", "activity")}),
+            "score": sum(p["points"] for p in parts),
+            "reasons": [{**r, "reason": outgoing(r["reason"])} for r in parts],
+            "evidence": [{k: v for k, v in t.items() if k != "masked"} for t in evidence]})
     ranked.sort(key=lambda p: (-p["score"], p["priority"], p["name"].lower()))
     for i, project in enumerate(ranked, 1):
         project["rank"] = i
     return {"today": today, "week": project_service.week_start(today), "ranked": ranked,
-            "not_ranked": not_ranked, "answer": plain_answer(today, ranked, not_ranked)}
+            "not_ranked": not_ranked, "answer": plain_answer(today, ranked, not_ranked),
+            "secrets_masked": masked}
 
 
 def plain_answer(today: date, ranked: list[dict], not_ranked: list[dict]) -> str:
@@ -204,11 +231,12 @@ def week(db: Database, scope: Scope, *, today: date | None = None, llm=None,
     from memory_platform.llm import LLMError
 
     found = rank(db, scope, today=today, settings=settings)
-    found.update(phrased_by=None, phrasing_error=None, prompt_version=None, secrets_masked=0)
+    found.update(phrased_by=None, phrasing_error=None, prompt_version=None)
     if llm is None or not found["ranked"]:
         return found
     prompt, masked = week_prompt(found["today"].isoformat(), found["ranked"])
-    found.update(prompt_version=PROMPT_VERSION, secrets_masked=masked)
+    found.update(prompt_version=PROMPT_VERSION,
+                 secrets_masked=found["secrets_masked"] + masked)
     try:
         result = llm.complete(prompt, system=SYSTEM, schema=WeekAdvice, max_tokens=1500,
                               purpose="orchard_week")

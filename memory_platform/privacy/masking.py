@@ -1,10 +1,16 @@
 """Mask text that looks like a credential before it goes into any LLM prompt (rule 10).
 
 Raw stays verbatim in cairn; this runs on the way out. Patterns favour recall: masking a
-harmless hex string costs a little context, leaking a key costs the key.
+harmless hex string costs a little context, leaking a key costs the key. Credentials
+written as sentences ("the staging password is Q7x!v29pLm-k", "my PIN is 4821") are
+prose.py's, applied after the patterns, so every rule built on `mask_secrets` and
+`looks_like_secret` (the vault's refusal, the dream's rejected_secret, `sensitivity`, the
+pack's re-check) holds for them too.
 """
 
 import re
+
+from memory_platform.privacy.prose import mask_prose
 
 MASK = "[secret masked]"
 # The names of a key=value pair whose value is a secret.
@@ -12,7 +18,6 @@ _SECRET_KEY = (r"(?:api[_-]?key|secret|password|passwd|pwd|token|access[_-]?key|
                r"private[_-]?key|client[_-]?secret)")
 
 _PATTERNS = [
-    re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----", re.S),
     re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{16,}"),  # Anthropic
     re.compile(r"\bsk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"),  # OpenAI
     re.compile(r"\b(?:ghp|gho|ghu|ghs|ghr|github_pat)_[A-Za-z0-9_]{20,}"),  # GitHub
@@ -51,9 +56,41 @@ _PATTERNS = [
 ]
 
 
+_PEM_BEGIN = re.compile(r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----")
+_PEM_END = re.compile(r"-----END [A-Z ]{0,40}PRIVATE KEY-----")
+_PEM_BODY = re.compile(r"[A-Za-z0-9+/=\s]*")
+PEM_MAX_CHARS = 16384  # a 4096-bit RSA key is ~3.3k characters; an encrypted one a little more
+_NO_END = _PEM_END.match("-----END PRIVATE KEY-----")  # a sentinel: no END line follows
+
+
+def _mask_pem(text: str) -> tuple[str, int]:
+    """Mask each PEM private-key block whole. Without its END line within PEM_MAX_CHARS (a
+    text cut short, as a turn the store returns in its first few thousand characters) the
+    key material after BEGIN is masked up to the first character no key body has. Found
+    with bounded searches, so a text of many BEGIN lines and no END stays linear."""
+    out, count, pos = [], 0, 0
+    end = None  # the first END line at or after the current BEGIN, searched once per END
+    while (begin := _PEM_BEGIN.search(text, pos)) is not None:
+        if end is not None and end is not _NO_END and end.start() < begin.end():
+            end = None
+        if end is None:
+            end = _PEM_END.search(text, begin.end())
+            if end is None:  # no END anywhere after: none after any later BEGIN either
+                end = _NO_END
+        near = end is not _NO_END and end.start() - begin.end() <= PEM_MAX_CHARS
+        stop = end.end() if near else _PEM_BODY.match(text, begin.end()).end()
+        out += [text[pos:begin.start()], MASK]
+        count += 1
+        pos = stop
+    if not count:
+        return text, 0
+    out.append(text[pos:])
+    return "".join(out), count
+
+
 def mask_secrets(text: str) -> tuple[str, int]:
     """Return (masked text, number of masks applied)."""
-    count = 0
+    text, count = _mask_pem(text)
 
     def keyed(match: re.Match) -> str:
         nonlocal count
@@ -67,7 +104,8 @@ def mask_secrets(text: str) -> tuple[str, int]:
 
     for pattern in _PATTERNS:
         text = pattern.sub(keyed, text)
-    return text, count
+    text, in_prose = mask_prose(text, MASK)
+    return text, count + in_prose
 
 
 def masked(text: str) -> str:

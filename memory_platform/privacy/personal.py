@@ -3,9 +3,10 @@
 UK National Insurance number, and a passport / id / licence number named as such) and
 street addresses where a number, a name and a street word make them cheap to spot.
 
-A memory holding any of these, or a credential (masking.py's patterns), is *sensitive*:
-never injected into a session, never written to the wiki without an explicit setting, shown
-masked in the dashboard until revealed. Detection is deliberately stricter than masking's:
+A memory holding any of these, or a credential (masking.py's patterns, and prose.py's
+credentials written as sentences), is *sensitive*: never injected into a session, never
+written to the wiki without an explicit setting, shown masked in the dashboard until
+revealed. Detection is deliberately stricter than masking's:
 masking runs on prompts and favours recall; this marks stored facts, where flagging
 "uses port 5432" or a build number would hide facts that are not personal at all. Each
 pattern is measured on benchmarks/data/sensitive_cases.jsonl (look-alikes included:

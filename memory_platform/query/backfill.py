@@ -8,11 +8,20 @@ Tool traffic is embedded last and more sparingly (MAX_CHUNKS_BY_KIND): a 40 kB f
 would be 40 model inputs, and such output is found by its exact words.
 
 Interim vectors: a context model (`local-ctx2`) reads each turn with its two previous turns,
-about twice the tokens of the turn alone. On a backlog of more than INTERIM_MIN_TURNS turns
-each turn first gets the plain model's vector of the turn alone, stored under the context
-model's name and marked interim (store.embeddings.INTERIM_PREFIX), so every turn is
-searchable by meaning after about half the work; the real vectors then replace them, newest
-first. Queries are embedded by the plain model for both, so the two mix in one index (an
+2-3x the tokens of the turn alone. On a backlog of at least INTERIM_MIN_TURNS turns (a
+batch: a smaller one gets its real vectors in about the time the interim model takes to
+load) each turn first gets the plain model's vector of the turn alone, stored under the
+context model's name and marked interim (store.embeddings.INTERIM_PREFIX), so every turn is
+searchable by meaning after a fraction of the work; the real vectors then replace them,
+newest first.
+
+Pages: the first holds FIRST_PAGE_EVENTS events, so the newest turns are searchable within
+seconds; each next one is sized to take about PAGE_SECONDS at the rate measured so far (at
+most `page_events`), so progress is reported and work committed every few seconds.
+
+One backfill per model at a time (a PostgreSQL session lock): a second one, say `embed`
+while `up` is embedding, waits for the first (reporting its progress) up to
+LOCK_WAIT_SECONDS, then embeds what is left, instead of computing the same pages twice. Queries are embedded by the plain model for both, so the two mix in one index (an
 interim vector is the same model reading less). A turn with no previous turns gets its real
 vector at once (for it the two inputs are the same), unless the interim model only
 approximates the real one: then its vector is interim too.
@@ -44,10 +53,14 @@ from memory_platform.store.embeddings import INTERIM_PREFIX, Backlog
 
 Progress = Callable[[int, int], None]  # (events done, events to do)
 
-PAGE_EVENTS = 2_000  # events read, embedded and committed per transaction
-# A backlog of more conversation turns than this gets interim vectors first (see above);
-# a smaller one is done soon enough without them.
-INTERIM_MIN_TURNS = PAGE_EVENTS
+PAGE_EVENTS = 2_000  # at most, events read, embedded and committed per transaction
+FIRST_PAGE_EVENTS = 200
+PAGE_SECONDS = 4.0
+MIN_PAGE_EVENTS = 50
+# A backlog of at least this many conversation turns gets interim vectors first (see above).
+INTERIM_MIN_TURNS = 32
+LOCK_WAIT_SECONDS = 900.0
+LOCK_POLL_SECONDS = 1.0
 # Kinds embedded first: what people wrote and read.
 FIRST_KINDS = ("message", "summary")
 # Vectors per event by kind (default MAX_CHUNKS_PER_EVENT): tool calls and their output get
@@ -80,59 +93,104 @@ def embed_missing(
     (MAX_CHUNKS_BY_KIND; cap_chunks keeps the first ones and the last).
 
     `progress(done, total)` counts pages of events through every step (a turn given an
-    interim vector counts again when upgraded). Returns counts: events (given vectors now),
+    interim vector counts again when upgraded); while another backfill of the model runs,
+    its progress. Returns counts: events (given vectors now),
     interim (given interim vectors), interim_runtime (what computed them: `onnxruntime-int8`,
     `numpy`, `same model`; None without an interim step), upgraded (interim vectors
     replaced), chunks (rows written), reused (rows whose vector was copied), embedded
-    (model inputs computed), blank (events skipped: no text), seconds, first_page_seconds
+    (model inputs computed), blank (events skipped: no text), waited_seconds (for another
+    backfill of the model), with_vectors and without_vectors (events with text, after the
+    run: what a search finds by meaning, and what it cannot yet), seconds, first_page_seconds
     (when the newest page of turns was searchable by meaning) and first_kinds_seconds (when
     every conversation turn had a vector, interim or real)."""
     began = time.perf_counter()
     counts = {"events": 0, "interim": 0, "interim_runtime": None, "upgraded": 0,
-              "chunks": 0, "reused": 0, "embedded": 0, "blank": 0}
+              "chunks": 0, "reused": 0, "embedded": 0, "blank": 0, "waited_seconds": 0.0}
     context = getattr(embedder, "context_turns", 0) > 0
     turns = Backlog(start, end, FIRST_KINDS)
     # The real step for turns also takes turns holding only interim rows: an interrupted
     # run's are upgraded by the next.
     steps = [("real", Backlog(start, end, FIRST_KINDS, upgrade_interim=True)),
              ("real", Backlog(start, end, FIRST_KINDS, other_kinds=True))]
+    everything = Backlog(start, end)
     with db.connect() as conn:
         embedding_store.ensure_model(conn, embedder.name, embedder.dims)
+        counts["waited_seconds"], held = _wait_for_other_backfill(conn, embedder.name,
+                                                                  everything, progress)
+        try:
+            first_page, first_done = _run_steps(conn, embedder, steps, turns, context, counts,
+                                                progress, page_events, began)
+        finally:
+            if held:
+                embedding_store.release_backfill_lock(conn, embedder.name)
         counts["blank"] = embedding_store.count_blank_events(conn, start, end)
-        backlog = embedding_store.count_to_embed(conn, embedder.name, turns) if context else 0
-        stand_in: Embedder | None = None  # computes the interim vectors
-        if backlog > INTERIM_MIN_TURNS:
-            steps.insert(0, ("interim", turns))
-            stand_in, counts["interim_runtime"] = _interim_embedder(embedder)
-        total = done = 0
-        first_done = first_page = 0.0
-        for n, (step, backlog_step) in enumerate(steps):
-            if progress:  # re-estimated per step: which interim rows need an upgrade is
-                # known only once the interim step is done
-                total = done + sum(embedding_store.count_to_embed(conn, embedder.name, b)
-                                   for _, b in steps[n:])
-            before = None
-            while True:
-                page = embedding_store.events_to_embed(
-                    conn, embedder.name, backlog_step, before=before, limit=page_events,
-                    context_turns=getattr(embedder, "context_turns", 0),
-                    context_chars=getattr(embedder, "context_chars", 0))
-                if not page:
-                    break
-                before = (page[-1].occurred_at, page[-1].id)
-                _embed_page(conn, embedder, page, counts,
-                            stand_in=stand_in if step == "interim" else None,
-                            upgrade=backlog_step.upgrade_interim)
-                done += len(page)
-                first_page = first_page or time.perf_counter() - began
-                if progress:
-                    progress(done, max(total, done))
-            if n == 0:  # every turn has a vector now (interim or real)
-                first_done = time.perf_counter() - began
+        # what a search now finds: events with text and a vector, and those still without
+        counts["with_vectors"] = embedding_store.count_embedded(conn, embedder.name, everything)
+        counts["without_vectors"] = embedding_store.count_to_embed(conn, embedder.name,
+                                                                   everything)
     counts["seconds"] = round(time.perf_counter() - began, 3)
     counts["first_page_seconds"] = round(first_page, 3)
     counts["first_kinds_seconds"] = round(first_done, 3)
     return counts
+
+
+def _wait_for_other_backfill(conn: psycopg.Connection, model: str, everything: Backlog,
+                             progress: Progress | None) -> tuple[float, bool]:
+    """Take the model's backfill lock, waiting while another process holds it (its
+    progress reported as ours) up to LOCK_WAIT_SECONDS. Returns (seconds waited, held)."""
+    began = time.perf_counter()
+    total = None
+    while not embedding_store.try_backfill_lock(conn, model):
+        if time.perf_counter() - began > LOCK_WAIT_SECONDS:
+            # a stuck holder: go ahead (rows already written are left alone)
+            return round(time.perf_counter() - began, 3), False
+        if progress:
+            left = embedding_store.count_to_embed(conn, model, everything)
+            total = total if total is not None else left
+            progress(max(0, total - left), max(total, 1))
+        time.sleep(LOCK_POLL_SECONDS)
+    return round(time.perf_counter() - began, 3), True
+
+
+def _run_steps(conn: psycopg.Connection, embedder: Embedder, steps: list, turns: Backlog,
+               context: bool, counts: dict, progress: Progress | None, page_events: int,
+               began: float) -> tuple[float, float]:
+    backlog = embedding_store.count_to_embed(conn, embedder.name, turns) if context else 0
+    stand_in: Embedder | None = None  # computes the interim vectors
+    if backlog >= INTERIM_MIN_TURNS:
+        steps.insert(0, ("interim", turns))
+        stand_in, counts["interim_runtime"] = _interim_embedder(embedder)
+    total = done = 0
+    first_done = first_page = 0.0
+    size = min(FIRST_PAGE_EVENTS, page_events)
+    for n, (step, backlog_step) in enumerate(steps):
+        if progress:  # re-estimated per step: which interim rows need an upgrade is
+            # known only once the interim step is done
+            total = done + sum(embedding_store.count_to_embed(conn, embedder.name, b)
+                               for _, b in steps[n:])
+        before = None
+        while True:
+            page_began = time.perf_counter()
+            page = embedding_store.events_to_embed(
+                conn, embedder.name, backlog_step, before=before, limit=size,
+                context_turns=getattr(embedder, "context_turns", 0),
+                context_chars=getattr(embedder, "context_chars", 0))
+            if not page:
+                break
+            before = (page[-1].occurred_at, page[-1].id)
+            _embed_page(conn, embedder, page, counts,
+                        stand_in=stand_in if step == "interim" else None,
+                        upgrade=backlog_step.upgrade_interim)
+            done += len(page)
+            first_page = first_page or time.perf_counter() - began
+            if progress:
+                progress(done, max(total, done))
+            rate = len(page) / max(time.perf_counter() - page_began, 1e-3)
+            size = max(min(MIN_PAGE_EVENTS, page_events),
+                       min(page_events, int(rate * PAGE_SECONDS)))
+        if n == 0:  # every turn has a vector now (interim or real)
+            first_done = time.perf_counter() - began
+    return first_page, first_done
 
 
 def _interim_embedder(embedder: Embedder) -> tuple[Embedder, str]:
@@ -198,3 +256,26 @@ def _embed_page(conn: psycopg.Connection, embedder: Embedder,
     counts["chunks"] += len(pending)
     counts["embedded"] += len(fresh)
     counts["reused"] += len(reused)
+
+
+def summary(counts: dict, model: str) -> str:
+    """One line on what `embed_missing` did, true to what a search by meaning finds now:
+    never "embedded 0 events" while search has no vector to search."""
+    waited = (f"waited {counts['waited_seconds']:,.0f} s for another embedding run of "
+              f"{model}; " if counts.get("waited_seconds", 0) >= 1 else "")
+    left = counts.get("without_vectors", 0)
+    still = f"; {left:,} events with text still have no vector" if left else ""
+    if not (counts["events"] or counts["upgraded"] or counts["interim"]):
+        if counts.get("with_vectors", 0):
+            return (f"{waited}nothing to embed: all {counts['with_vectors']:,} events with "
+                    f"text have vectors for {model}{still}")
+        blank = f" ({counts['blank']:,} blank)" if counts["blank"] else ""
+        return (f"{waited}nothing to embed: no event has text yet{blank}, so search by "
+                f"meaning has nothing to find (import a history first){still}")
+    return (f"{waited}embedded {counts['events']:,} events with {model}: "
+            f"{counts['chunks']:,} chunks ({counts['embedded']:,} computed, "
+            f"{counts['reused']:,} reused), {counts['blank']:,} blank skipped, "
+            f"in {counts['seconds']:,.1f} s"
+            + (f"; {counts['interim']:,} turns searchable first through interim vectors "
+               f"({counts['interim_runtime']}), {counts['upgraded']:,} replaced"
+               if counts["interim"] or counts["upgraded"] else "") + still)

@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from memory_platform.query.backfill import PAGE_EVENTS, Progress, embed_missing
+from memory_platform.query.backfill import summary as embedding_summary
 from memory_platform.query.embedder import (
     MAX_CHUNKS_PER_EVENT,
     Embedder,
@@ -41,6 +42,7 @@ __all__ = [
     "DEFAULT_EMBEDDER", "MAX_CHUNKS_PER_EVENT", "PAGE_EVENTS", "PROVIDERS", "Embedder",
     "EmbeddingError", "LocalEmbedder", "OpenAIEmbedder", "Progress", "Span", "WithContext",
     "cap_chunks", "chunk_by_chars", "chunk_by_offsets", "embed_missing", "embed_query",
+    "embedding_summary",
     "get_embedder", "input_hash",
 ]
 

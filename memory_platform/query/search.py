@@ -15,6 +15,12 @@ match scores at most 1 - DENSE_WEIGHT = 0.3, and a dense neighbour at cosine 0.7
 scores more. The identifier's rarity is counted in the searched (filtered) events, so an
 identifier that is everywhere gets no such lift.
 
+A query of PHRASE_MIN_WORDS or more words held verbatim (as a phrase) by at most
+IDENTIFIER_MAX_EVENTS events gets the same lift: a pasted error line whose words are all
+common. After fusion, query/rerank.py's rules (issue 23): short turns pass their score to
+the turn they follow, the first hits bring their neighbour turns, a time the query names
+lifts what falls in it, and near-identical hits fold into the best one (`Hit.duplicates`).
+
 Keyword weights are IDF: from the table's statistics, or counted within the filtered subset
 when a filter keeps few events (a conversation's speaker names are not evidence in it).
 Each thread keeps one connection per Database across calls (query/connections.py); the
@@ -22,13 +28,15 @@ keyword weights and pool are query/keyword.py's.
 """
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal
 
 import numpy as np
 import psycopg
 
+from memory_platform.privacy.egress import outgoing_fields
+from memory_platform.query import rerank, timeframe
 from memory_platform.query.connections import on_connection, searchable_dims
 from memory_platform.query.embeddings import Embedder, get_embedder
 from memory_platform.query.inputs import as_utc, check_optional_text, check_text
@@ -39,10 +47,9 @@ from memory_platform.query.keyword import (
     lexeme_freqs,
     pool_lexemes,
 )
-from memory_platform.store import Database, event_reads, event_search
+from memory_platform.store import Database, event_reads, event_search, search_context
 from memory_platform.store import embeddings as embedding_store
 
-T = TypeVar("T")
 Mode = Literal["hybrid", "dense", "keyword"]
 Fusion = Literal["weighted", "rrf"]
 
@@ -66,9 +73,30 @@ DEFAULT_FUSION: Fusion = "weighted"
 EXACT_MAX_ROWS = 10_000
 NARROW_EXACT_FACTOR = 5
 OVERSAMPLE = 2.0
+# A model with at most this many vectors is searched exactly, filtered or not (issue 22):
+# an HNSW graph over a small, freshly filled table left vectors unreachable (the first
+# page of 1,720 turn vectors: the probe missed the exact scan's two nearest; 20 planted
+# pairs, tests/test_index_exactness.py: it found 2-11). Measured at load ~12 on the 2
+# cores: exact 25 ms at 2,000 vectors, 200 ms at 10,000 (the probe 12 and 25 ms).
+EXACT_MAX_VECTORS = 5_000
+# The smallest HNSW probe (ef_search) of an unfiltered search above that size: more of
+# the graph read for ~10 ms (ef 50 -> 200 cost 25 -> 58 ms at 10,000 vectors, load ~12).
+MIN_PROBE = 100
+_big_models: set[tuple[str, str]] = set()  # (dsn, model) known to hold more vectors
 # An identifier-shaped query word found in at most this many of the searched events is
 # "rare": those events rank above every other candidate (see the module docstring).
 IDENTIFIER_MAX_EVENTS = 10
+# A query of at least this many words (a pasted error line) held verbatim, as a phrase, by
+# at most IDENTIFIER_MAX_EVENTS searched events puts them first, like a rare identifier: its
+# words may all be common, so neither the keyword weights nor the vectors single it out.
+PHRASE_MIN_WORDS = 5
+PHRASE_MAX_WORDS = 64
+# Keyword share of the fusion: over the best candidate's keyword score, or over this x the
+# query's IDF mass when more (common words alone earn little): 1.0 cost 5.3 points of LoCoMo
+# recall@10 (BENCHMARKS.md, issue 23), so 0.
+KEYWORD_QUERY_SCALE = 0.0
+CONVERSATION_RULES = TIME_RULE = True  # query/rerank.py's rules, hybrid and dense mode
+COLLAPSE_DUPLICATES = True
 
 
 class SearchError(RuntimeError):
@@ -92,7 +120,7 @@ class SearchFilters:
             project=check_optional_text(self.project, "project"),
             role=check_optional_text(self.role, "role"),
             conversation_id=self.conversation_id,
-            since=_as_utc(self.since, "since"), until=_as_utc(self.until, "until"),
+            since=as_utc(self.since, "since"), until=as_utc(self.until, "until"),
         )
 
 
@@ -108,15 +136,19 @@ class Hit:
     author: str | None
     text: str
     score: float
+    machine: str | None = None  # the machine it was collected on (issue 24)
     # Who found it: "dense", "keyword", "identifier" (holds a rare identifier of the query)
     pools: list[str] = field(default_factory=list)
     dense_rank: int | None = None  # 1-based rank in each pool
     keyword_rank: int | None = None
     distance: float | None = None  # cosine distance of the nearest chunk
     span: tuple[int, int] | None = None  # that chunk's [start, end) in text
+    duplicates: list[int] = field(default_factory=list)  # near-identical events folded in
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        """The hit as it leaves the store (REST, MCP, the CLI): its strings masked
+        (privacy/egress); `span` keeps pointing into the stored text."""
+        data = outgoing_fields(asdict(self), ("text", "project", "author"))
         data["occurred_at"] = self.occurred_at.isoformat()
         data["span"] = list(self.span) if self.span else None
         return data
@@ -167,6 +199,9 @@ def search(
             lexemes, require_all = pool_lexemes(freq, weights, n_rows)
             keyword = event_search.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
         exact = _rare_identifier_events(conn, identifiers, f)
+        if mode != "dense":
+            for i in _phrase_events(conn, query, f):
+                exact[i] = exact.get(i, 0) + 1
         candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]
                                         + list(exact)))
         dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
@@ -176,13 +211,22 @@ def search(
                       if vector is not None else {})
         keyword_full = event_search.keyword_scores(conn, weights, candidates) if weights else {}
         scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
-                       keyword_rank)
+                       keyword_rank, sum(weights.values()))
+        neighbours = _second_stage(conn, query, mode, scores, exact, f)
         _lift_identifier_matches(scores, exact, mode, keyword_full)
-        top = sorted(candidates, key=lambda i: (-exact.get(i, 0), -scores[i], i))[:k]
+        order = sorted(scores, key=lambda i: (-exact.get(i, 0), -scores[i], i))
+        copies: dict[int, list[int]] = {}
+        if COLLAPSE_DUPLICATES and order:
+            texts = search_context.leading_text(conn, order[:3 * k], rerank.DUPLICATE_CHARS)
+            top, copies = rerank.collapse(order[:3 * k], texts, k)
+        else:
+            top = order[:k]
         rows = event_reads.fetch_hits(conn, top)
-        return top, rows, scores, dense_full, dense_rank, keyword_rank, exact
+        return (top, rows, scores, dense_full, dense_rank, keyword_rank, exact, neighbours,
+                copies)
 
-    top, rows, scores, dense_full, dense_rank, keyword_rank, exact = on_connection(db, run)
+    (top, rows, scores, dense_full, dense_rank, keyword_rank, exact, neighbours,
+     copies) = on_connection(db, run)
     hits = []
     for i in top:
         row = dict(zip(event_reads.HIT_COLUMNS, rows[i], strict=True))
@@ -191,17 +235,20 @@ def search(
             event_id=i, source=row["source"], conversation_id=row["conversation_id"],
             occurred_at=row["occurred_at"], role=row["role"], kind=row["kind"],
             project=row["project"], author=row["author"], text=row["text"],
-            score=round(scores[i], 6),
+            score=round(scores[i], 6), machine=row["machine"],
             pools=[p for p, ranks in (("dense", dense_rank), ("keyword", keyword_rank),
-                                      ("identifier", exact)) if i in ranks],
+                                      ("identifier", exact), ("neighbour", neighbours))
+                   if i in ranks],
             dense_rank=dense_rank.get(i), keyword_rank=keyword_rank.get(i),
             distance=round(d[0], 6) if d else None, span=(d[1], d[2]) if d else None,
+            duplicates=copies.get(i, []),
         ))
     return hits
 
 
 def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: dict,
-          dense_rank: dict[int, int], keyword_rank: dict[int, int]) -> dict[int, float]:
+          dense_rank: dict[int, int], keyword_rank: dict[int, int],
+          query_weight: float = 0.0) -> dict[int, float]:
     if mode == "dense":
         return {i: 1.0 - dense[i][0] for i in candidates}
     if mode == "keyword":
@@ -213,11 +260,70 @@ def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: d
             for i in candidates
         }
     top_kw = max(keyword.values(), default=0.0) or 1.0
+    # + 1: the ts_rank_cd tie-break is below 1
+    top_kw = max(top_kw, KEYWORD_QUERY_SCALE * (query_weight + 1.0))
     return {
         i: DENSE_WEIGHT * (1.0 - dense[i][0] if i in dense else 0.0)
         + (1 - DENSE_WEIGHT) * keyword.get(i, 0.0) / top_kw
         for i in candidates
     }
+
+
+def _phrase_events(conn: psycopg.Connection, query: str,
+                   f: event_search.Filter) -> list[int]:
+    """The events holding a long query verbatim (PHRASE_MIN_WORDS; not a question), when
+    at most IDENTIFIER_MAX_EVENTS do."""
+    words = query.split()
+    if not PHRASE_MIN_WORDS <= len(words) <= PHRASE_MAX_WORDS or query.rstrip().endswith("?"):
+        return []  # a question is not a quotation
+    ids = search_context.phrase_matches(conn, query, f, IDENTIFIER_MAX_EVENTS + 1)
+    return ids if len(ids) <= IDENTIFIER_MAX_EVENTS else []
+
+
+def _second_stage(conn: psycopg.Connection, query: str, mode: str, scores: dict[int, float],
+                  exact: dict[int, int], f: event_search.Filter) -> dict[int, int]:
+    """query/rerank.py's rules over the fused scores, in place: short turns pass their
+    score to the turn they follow, time windows the query names lift what falls in them,
+    the first hits bring their neighbour turns; a turn outside the filter is never brought
+    in. Returns the turns brought in ({event id: 1})."""
+    if mode == "keyword" or not scores:
+        return {}
+    windows = timeframe.windows(query) if TIME_RULE else []
+    if not CONVERSATION_RULES and not windows:
+        return {}
+    # Neighbours are looked up for short candidates and those that may end up first.
+    head = sorted(scores, key=lambda i: (-exact.get(i, 0), -scores[i], i))
+    near = head[:2 * rerank.NEIGHBOUR_TOP] if CONVERSATION_RULES else []
+    short = rerank.SHORT_TURN_CHARS if CONVERSATION_RULES else None
+
+    def place(ids: list[int], every: bool = False) -> dict[int, search_context.Placement]:
+        found = (search_context.placements(conn, ids) if every else
+                 search_context.placements(conn, ids, near=near, short_chars=short))
+        if f.empty:
+            return found
+        adjacent = {n for p in found.values() for n in (p.previous, p.following) if n}
+        allowed = search_context.matching(conn, sorted(adjacent), f)
+        return {i: replace(p, previous=p.previous if p.previous in allowed else None,
+                           following=p.following if p.following in allowed else None)
+                for i, p in found.items()}
+
+    placed = place(list(scores))
+    brought: list[int] = []
+    if CONVERSATION_RULES:
+        brought += rerank.pass_short_turns(scores, placed)
+    if windows:
+        missing = [i for i in scores if i not in placed]
+        placed.update(place(missing))
+        rerank.lift_in_windows(scores, {i: p.occurred_at for i, p in placed.items()},
+                               windows)
+    if CONVERSATION_RULES:
+        order = sorted(scores, key=lambda i: (-exact.get(i, 0), -scores[i], i))
+        head = order[:rerank.NEIGHBOUR_TOP]
+        missing = [i for i in head if i not in placed
+                   or (i not in near and placed[i].chars > rerank.SHORT_TURN_CHARS)]
+        placed.update(place(missing, every=True))
+        brought += rerank.add_neighbours(scores, order, placed)
+    return {i: 1 for i in brought}
 
 
 def _rare_identifier_events(conn: psycopg.Connection, identifiers: list[str],
@@ -250,9 +356,13 @@ def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndar
     """pgvector 0.6 filters after the HNSW scan (no iterative scans), so a selective filter
     could leave fewer than k rows. Small filtered subsets are searched exactly; otherwise
     the probe is oversampled by the filter's selectivity and widened until k survive, with
-    exact search as the last resort (correct, only slower)."""
+    exact search as the last resort (correct, only slower). A model with few vectors
+    (EXACT_MAX_VECTORS) is always searched exactly."""
+    if _few_vectors(conn, model):
+        return event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
     if f.empty:
-        return event_search.dense_pool(conn, model, dims, vector, pool)
+        return event_search.dense_pool(conn, model, dims, vector, pool,
+                                       probe=max(pool, MIN_PROBE))
     expected = estimate_rows(conn, f) if expected is None else expected
     if expected <= EXACT_MAX_ROWS:
         return event_search.dense_pool(conn, model, dims, vector, pool, f, exact=True)
@@ -275,49 +385,14 @@ def _dense_pool(conn: psycopg.Connection, model: str, dims: int, vector: np.ndar
     return found
 
 
-def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -> dict | None:
-    """{"event": ..., "before": [...], "after": [...]}: the event (JSON-safe, keyed
-    `event_id`, without the raw record) and up to `before`/`after` turns around it in its
-    conversation, ordered by (occurred_at, id), oldest first. None if there is no such event.
-    """
-    def run(conn: psycopg.Connection) -> tuple:
-        event = event_reads.get_event(conn, event_id)
-        if event is None:
-            return None, [], []
-        return event, *event_reads.conversation_neighbours(conn, event, max(0, before),
-                                                           max(0, after))
-
-    event, earlier, later = on_connection(db, run)
-    if event is None:
-        return None
-    return {"event": _json_safe(event), "before": [_json_safe(e) for e in earlier],
-            "after": [_json_safe(e) for e in later]}
-
-
-def timeline(
-    db: Database,
-    *,
-    since: datetime | date | str | None,
-    until: datetime | date | str | None,
-    filters: SearchFilters | None = None,
-) -> list[dict]:
-    """Events per UTC day and source in [since, until) (and the other filters)."""
-    base = filters or SearchFilters()
-    f = base.to_store()
-    f = event_search.Filter(source=f.source, project=f.project, role=f.role,
-                     conversation_id=f.conversation_id,
-                     since=_as_utc(since, "since") if since is not None else f.since,
-                     until=_as_utc(until, "until") if until is not None else f.until)
-    rows = on_connection(db, lambda conn: event_search.timeline(conn, f))
-    return [{"day": day, "source": source, "events": n} for day, source, n in rows]
-
-
-def _as_utc(value: datetime | date | str | None, what: str = "date") -> datetime | None:
-    """Aware UTC datetimes; a date means its UTC midnight, a naive datetime is UTC (and
-    InvalidInput for one out of range: see query/inputs.py)."""
-    return as_utc(value, what)
-
-
-def _json_safe(row: dict) -> dict:
-    return {("event_id" if k == "id" else k): v.isoformat() if isinstance(v, datetime) else v
-            for k, v in row.items()}
+def _few_vectors(conn: psycopg.Connection, model: str) -> bool:
+    """Whether `model` holds at most EXACT_MAX_VECTORS vectors: counted (a few ms at that
+    size) until it holds more, then remembered for the process (vectors are only deleted
+    when re-embedded: a table that shrank back is searched by the index, as before)."""
+    key = (conn.info.dsn, model)
+    if key in _big_models:
+        return False
+    if embedding_store.count_vectors(conn, model, EXACT_MAX_VECTORS + 1) <= EXACT_MAX_VECTORS:
+        return True
+    _big_models.add(key)
+    return False

@@ -15,6 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from memory_platform.llm import LLM
+from memory_platform.privacy.egress import outgoing
 from memory_platform.privacy.personal import sensitivity
 from memory_platform.store import Database
 from memory_platform.store import memories as memory_store
@@ -91,7 +92,10 @@ def refine_unsorted(db: Database, llm: LLM, namespace: str, *,
         topics = [t for t in store.namespace_topics(conn, namespace) if t != UNSORTED]
     moved, kept, calls = 0, 0, 0
     for m in rows[:MAX_LLM_CALLS]:
-        answer = llm.complete(_prompt(m["text"], topics), system=CLASSIFY_SYSTEM,
+        # egress: credentials masked, personal data too for a sensitive memory (the topic
+        # does not need the address)
+        shown = outgoing(m["text"], personal=bool(m["sensitive"]))
+        answer = llm.complete(_prompt(shown, topics), system=CLASSIFY_SYSTEM,
                               schema=TopicAnswer, max_tokens=200,
                               purpose="recall-classify").parsed
         calls += 1

@@ -15,8 +15,7 @@ memories as they are now (a sensitive one masked, its text kept for a reveal, as
 page does), the rest of its evidence masked, and the decisions it allows.
 """
 
-from memory_platform.privacy.masking import mask_secrets
-from memory_platform.privacy.personal import mask_personal
+from memory_platform.privacy.egress import outgoing
 from memory_platform.store import Database
 from memory_platform.store import memories as memory_store
 from memory_platform.store import recall as store
@@ -33,7 +32,8 @@ class FindingConflict(RuntimeError):
 
 def list_findings(db: Database, scope: Scope, *, namespace: str | None = None,
                   status: str | None = "open", kinds: list[str] | None = None) -> list[dict]:
-    """Findings in the caller's scope, by id (all of them, no cap)."""
+    """Findings in the caller's scope, by id (all of them, no cap), their evidence as it
+    may leave the store (_shown: every face lists them through here)."""
     with db.connect() as conn:
         if namespace is not None:
             access.check(scope, namespace)
@@ -41,7 +41,8 @@ def list_findings(db: Database, scope: Scope, *, namespace: str | None = None,
         else:
             names = None
         rows = store.findings(conn, namespaces=names, status=status, kinds=kinds)
-    return [f for f in rows if scope.permits(f["namespace"])]
+    return [{**f, "evidence": _shown(f["evidence"])} for f in rows
+            if scope.permits(f["namespace"])]
 
 
 def open_counts(db: Database, scope: Scope | None = None) -> dict[str, dict[str, int]]:
@@ -56,15 +57,20 @@ def open_counts(db: Database, scope: Scope | None = None) -> dict[str, dict[str,
 # Evidence a person learns nothing from: hashes (the fingerprint's parts), and the memories'
 # texts as lint read them (shown as they are now, masked when sensitive, see _memory).
 _HIDDEN_EVIDENCE = ("memories", "reason", "file_sha256")
+# Hashes are not text: masking could take a hex run for a key, and for_review compares them.
+_HASHES = ("file_sha256", "content_hash")
 
 
-def _mask(value):
-    """Credentials and personal data masked in evidence, whoever's memory it quotes (a
-    judge's reason or a wiki line may quote a sensitive fact)."""
+def _shown(value, key: str | None = None):
+    """Evidence as it leaves the store (privacy.egress): credentials and personal data
+    masked in every string, whoever's memory it quotes (a judge's reason or a wiki line
+    may quote a sensitive fact); hashes unchanged."""
     if isinstance(value, str):
-        return mask_personal(mask_secrets(value)[0])
+        return value if key in _HASHES else outgoing(value, personal=True)
     if isinstance(value, list):
-        return [_mask(v) for v in value]
+        return [_shown(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _shown(v, k) for k, v in value.items()}
     return value
 
 
@@ -75,9 +81,10 @@ def _memory(memory_id: int, row: dict | None, scope: Scope, shown: dict) -> dict
             "category": row["category"], "topic": row["topic"], "status": row["status"],
             "current": row["status"] == "active" and row["valid_to"] is None,
             "valid_from": row["valid_from"], "sensitive": bool(row["sensitive"]),
-            "text": row["text"],
-            "masked_text": mask_personal(mask_secrets(row["text"])[0]) if row["sensitive"]
-            else row["text"],
+            # credentials masked whatever the stored flag says (a pattern may be newer than
+            # the row); personal data kept for the reveal of a sensitive one
+            "text": outgoing(row["text"]),
+            "masked_text": outgoing(row["text"], personal=bool(row["sensitive"])),
             # the text changed since lint read it: the next lint closes the finding
             "changed": memory_id in shown and shown[memory_id] != row["content_hash"]}
 
@@ -103,8 +110,8 @@ def for_review(db: Database, scope: Scope, *, namespace: str | None = None) -> l
         shown_all.append({
             "id": f["id"], "namespace": f["namespace"], "kind": f["kind"],
             "created_at": f["created_at"], "run_id": f["run_id"],
-            "reason": _mask(evidence.get("reason") or ""),
-            "evidence": {k: _mask(v) for k, v in evidence.items()
+            "reason": evidence.get("reason") or "",
+            "evidence": {k: v for k, v in evidence.items()
                          if k not in _HIDDEN_EVIDENCE and v is not None},
             "memories": memories,
             "supersede": [m["id"] for m in memories] if pairs else [],

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from memory_platform.ingest.hooks import HookInputError, parse_hook_object
+from memory_platform.recall.wire import write_log
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
 from memory_platform.vault.context import context
@@ -44,6 +45,11 @@ PROMPT_CHARS = 2_000  # of a prompt, read for relevance
 # something else should add nothing.
 PROMPT_MIN_SIMILARITY = 0.40
 SEEN_TTL_SECONDS = 2 * 86400
+# The hooks' database gives up on its own well inside a hook's budget (hook_client.py):
+# a connection attempt after 2 s (libpq's least), a statement after 1.5 s (a pack's
+# statements take milliseconds at 10k memories; BENCHMARKS.md).
+HOOK_CONNECT_SECONDS = 2
+HOOK_ANSWER_SECONDS = 1.5
 
 log = logging.getLogger(__name__)
 
@@ -166,17 +172,15 @@ def log_error(home: Path | None, event: str, exc: BaseException) -> None:
     stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
     entry = (f"{stamp} {event}: {type(exc).__name__}: {exc}\n"
              + "".join(traceback.format_exception(exc)) + "\n")
-    try:
-        if home is None:
-            raise OSError("no home to log in")
-        folder = home / "logs"
-        folder.mkdir(parents=True, exist_ok=True)
-        with (folder / "hooks.log").open("a", encoding="utf-8") as fh:
-            fh.write(entry)
-    except OSError:
-        import sys
+    write_log(home, entry)
 
-        sys.stderr.write(entry)
+
+def hook_database(settings: Settings) -> Database:
+    """The configured database with the hooks' timeouts (HOOK_CONNECT_SECONDS,
+    HOOK_ANSWER_SECONDS): a database that stops answering costs a hook an error, not its
+    budget."""
+    return Database.from_settings(settings, connect_timeout=HOOK_CONNECT_SECONDS,
+                                  answer_timeout=HOOK_ANSWER_SECONDS)
 
 
 def run_hook(event: str, raw: str | bytes, *, relevance: str, db: Database | None = None,
@@ -188,7 +192,7 @@ def run_hook(event: str, raw: str | bytes, *, relevance: str, db: Database | Non
         settings = settings or load_settings()
         home = settings.home
         payload = parse_input(raw, event)
-        db = db or Database.from_settings(settings)
+        db = db or hook_database(settings)
         pack = HANDLERS[event](db, payload, settings, relevance=relevance, embedder=embedder)
         return hook_output(event, _fit(pack))
     except Exception as exc:  # a hook never breaks a session: logged, nothing added

@@ -13,11 +13,21 @@ For each file whose bytes differ from what the wiki last wrote (`wiki_files.sha2
   file is kept as the person left it until they fix it or resolve the finding: a rebuild
   never clobbers an edit that was not taken in.
 
+The wiki folder is the user's, so its content is not trusted: it is read through the
+confined reader (wiki.read_folder: a symlink, a FIFO, a device or a file over
+wiki.MAX_FILE_BYTES is not read, a finding says so, and the path is held, never written
+through), a line with a NUL byte or over MAX_LINE_CHARS is reported and not taken in (the
+other lines are), a finding keeps at most MAX_FINDING_TEXT characters of its line, and a
+file gets at most MAX_FINDINGS_PER_FILE findings, then one for the rest of its lines. A
+file whose exact bytes already have an open finding is held without reading it again, so
+a file of junk costs its first sync only.
+
     sync(db, "acme") -> {"intake": {...}, "build": {...}}
 """
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -27,6 +37,7 @@ from memory_platform.recall.wiki import (
     LINE_RE,
     OTHER,
     build,
+    read_folder,
     sha256,
     wiki_dir,
 )
@@ -40,6 +51,21 @@ from memory_platform.vault.tokens import Scope
 from memory_platform.vault.topics import UNSORTED, slugify
 
 ACTOR_PREFIX = "wiki:"
+MAX_LINE_CHARS = 5_000  # a memory holds at most 4,000 characters, plus the line's suffix
+MAX_FINDING_TEXT = 500  # characters of a line a finding keeps
+MAX_FINDINGS_PER_FILE = 50  # then one finding for the rest of the file's lines
+_IDS = re.compile(r"\[#(\d+)\]")
+
+
+def _cut(text: str | None) -> str | None:
+    """A line as a finding keeps it: no NUL (PostgreSQL holds none), at most
+    MAX_FINDING_TEXT characters, and said so when cut."""
+    if text is None:
+        return None
+    text = text.replace("\x00", "\ufffd")
+    if len(text) <= MAX_FINDING_TEXT:
+        return text
+    return f"{text[:MAX_FINDING_TEXT]}… [cut: {len(text):,} characters in all]"
 
 
 @dataclass
@@ -80,12 +106,28 @@ def _file_topic(path: str) -> tuple[str | None, str | None]:
 
 
 class _Intake:
-    def __init__(self, db: Database, namespace: str, report: IntakeReport, embedder):
-        self.db, self.namespace, self.report, self.embedder = db, namespace, report, embedder
+    def __init__(self, db: Database, namespace: str, report: IntakeReport, embedder,
+                 reported: set[tuple[str, str]]):
+        self.db, self.namespace, self.report, self._embedder = db, namespace, report, embedder
+        self.reported = reported  # (file, sha256) of the open findings
+        self.per_file: dict[str, int] = {}
+        self.overflow: dict[str, list[int]] = {}
+
+    @property
+    def embedder(self):
+        """Loaded on the first edit or addition (a sync that only reports needs none)."""
+        if self._embedder is None:
+            self._embedder = vault_embedder()
+        return self._embedder
 
     def finding(self, path: str, sha: str, kind: str, reason: str, *, line_no: int | None,
                 text: str | None, memory_ids=()) -> None:
-        evidence = {"file": path, "file_sha256": sha, "line": line_no, "text": text,
+        count = self.per_file.get(path, 0)
+        if count >= MAX_FINDINGS_PER_FILE and line_no is not None:
+            self.overflow.setdefault(path, []).append(line_no)
+            return
+        self.per_file[path] = count + 1
+        evidence = {"file": path, "file_sha256": sha, "line": line_no, "text": _cut(text),
                     "reason": reason}
         key = json.dumps([self.namespace, kind, path, sha, line_no, reason], sort_keys=True)
         with self.db.connect() as conn:
@@ -93,15 +135,26 @@ class _Intake:
                 conn, namespace=self.namespace, kind=kind, memory_ids=list(memory_ids),
                 evidence=evidence, fingerprint=hashlib.sha256(key.encode()).hexdigest(),
                 run_id=None)
-            open_ = store.findings(conn, namespaces=[self.namespace], status="open",
-                                   kinds=[kind])
         if found is not None:
             self.report.reported.append(found)
         # The file is held while a finding about this version of it is open.
-        if found is not None or any(f["evidence"].get("file") == path
-                                    and f["evidence"].get("file_sha256") == sha
-                                    for f in open_):
+        if found is not None or (path, sha) in self.reported:
             self.report.held.add(path)
+
+    def rest(self, path: str, sha: str) -> None:
+        """One finding for the lines past MAX_FINDINGS_PER_FILE."""
+        lines = self.overflow.pop(path, [])
+        if lines:
+            self.finding(path, sha, "unmapped_edit", f"{len(lines):,} more lines the wiki "
+                         f"cannot map, like the ones reported (lines {lines[0]}-{lines[-1]}): "
+                         "not taken in either", line_no=None, text=None)
+
+    def refused(self, path: str, reason: str) -> None:
+        """A path the confined reader did not read (a symlink, a FIFO, too big)."""
+        self.finding(path, sha256(reason.encode()), "unmapped_edit", f"not read: {reason}; "
+                     "the wiki reads and writes only its own regular files (replace it with "
+                     "a file, or remove it)", line_no=None, text=None)
+        self.report.held.add(path)
 
     def file(self, path: str, data: bytes, recorded: dict | None) -> None:
         sha = sha256(data)
@@ -123,6 +176,14 @@ class _Intake:
         category, topic = _file_topic(path)
         editable = path != INDEX  # in the index, only the standing facts take new lines
         for no, line in enumerate(text.splitlines(), 1):
+            if "\x00" in line or len(line) > MAX_LINE_CHARS:
+                seen.update(_IDS.findall(line))  # its memory is not taken as deleted
+                why = ("a NUL byte in the line" if "\x00" in line else
+                       f"a line of {len(line):,} characters, over the limit of "
+                       f"{MAX_LINE_CHARS:,}")
+                self.finding(path, sha, "unmapped_edit", f"{why}: not taken in", line_no=no,
+                             text=line)
+                continue
             stripped = line.strip()
             match = LINE_RE.match(stripped)
             if match:
@@ -142,6 +203,7 @@ class _Intake:
                    if "[#" in stripped else "a line the wiki did not write and cannot map "
                    "to a memory (headings, links and notes are regenerated)")
             self.finding(path, sha, "unmapped_edit", why, line_no=no, text=line)
+        self.rest(path, sha)
         for memory_id, before in sorted(((k, v) for k, v in written.items() if k.isdigit()),
                                         key=lambda kv: int(kv[0])):
             if memory_id not in seen and before.get("editable"):
@@ -212,20 +274,30 @@ def take_in(db: Database, namespace: str, *, home: Path | None = None,
             embedder=None) -> IntakeReport:
     """Apply every person's edit to the namespace's wiki files (see the module docstring).
     A file taken in whole is recorded as read (so the build may rewrite it); a file with a
-    finding is held as it is."""
+    finding, or one the confined reader refused, is held as it is."""
     folder = wiki_dir(namespace, home or load_settings().home)
     report = IntakeReport(namespace)
     with db.connect() as conn:
         written = store.wiki_files(conn, namespace)
-    on_disk = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*.md"))
-               if not p.name.startswith(".")} if folder.exists() else {}
-    changed = {path: p.read_bytes() for path, p in on_disk.items()
-               if path not in written or sha256(p.read_bytes()) != written[path]["sha256"]}
-    report.restored = sorted(set(written) - set(on_disk))
-    if not changed:
+    disk = read_folder(folder)
+    changed = {path: data for path, data in disk.files.items()
+               if path not in written or sha256(data) != written[path]["sha256"]}
+    report.restored = sorted(p for p in set(written) - set(disk.files)
+                             if disk.blocked(p) is None)
+    report.held |= {p for p in written if disk.blocked(p) is not None}
+    if not changed and not disk.refused:
         return report
-    intake = _Intake(db, namespace, report, embedder or vault_embedder())
+    with db.connect() as conn:
+        reported = {(f["evidence"].get("file"), f["evidence"].get("file_sha256"))
+                    for f in store.findings(conn, namespaces=[namespace], status="open",
+                                            kinds=["unmapped_edit", "wiki_conflict"])}
+    intake = _Intake(db, namespace, report, embedder, reported)
+    for path, reason in sorted(disk.refused.items()):
+        intake.refused(path, reason)
     for path, data in changed.items():
+        if (path, sha256(data)) in reported:
+            report.held.add(path)  # this very version was reported and is still open
+            continue
         intake.file(path, data, written.get(path))
         if path not in report.held and owned(path):
             # Taken in: record these bytes as read, so the build may now rewrite the file.

@@ -26,7 +26,7 @@ import threading
 import time
 from pathlib import Path
 
-from memory_platform.recall.hooks import run_hook
+from memory_platform.recall.hooks import hook_database, run_hook
 from memory_platform.recall.wire import PROTOCOL, socket_path
 from memory_platform.settings import Settings, load_settings
 from memory_platform.store import Database
@@ -53,11 +53,19 @@ class _Server(socketserver.ThreadingUnixStreamServer):
 
 class _Handler(socketserver.StreamRequestHandler):
     server: _Server
+    # A client that connects and sends nothing (or stops reading) is let go after this
+    # long, far past any hook's budget: it holds no thread for ever.
+    timeout = 30.0
 
     def handle(self) -> None:
         self.server.last_request = time.monotonic()
         try:
-            request = json.loads(self.rfile.readline(MAX_REQUEST_BYTES))
+            line = self.rfile.readline(MAX_REQUEST_BYTES)
+        except TimeoutError:
+            log.info("a hook client sent nothing for %g s; closed", self.timeout)
+            return
+        try:
+            request = json.loads(line)
             if request.get("v") != PROTOCOL:
                 reply = {"v": PROTOCOL, "error": f"protocol {request.get('v')!r} unknown"}
             elif request.get("op") == "stop":
@@ -69,9 +77,13 @@ class _Handler(socketserver.StreamRequestHandler):
                                   db=self.server.db, embedder=self.server.embedder)
                 self.server.served += 1
                 reply = {"v": PROTOCOL, "output": output}
-        except (ValueError, KeyError, TypeError) as exc:
-            reply = {"v": PROTOCOL, "error": f"bad request: {exc}"}
-        self.wfile.write(json.dumps(reply).encode() + b"\n")
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+            # not JSON, too deep, or not an object with the fields: said, never a traceback
+            reply = {"v": PROTOCOL, "error": f"bad request: {type(exc).__name__}: {exc}"}
+        try:
+            self.wfile.write(json.dumps(reply).encode() + b"\n")
+        except OSError:  # the client gave up (its budget ran out) or stopped reading
+            log.info("a hook client left before its answer")
 
 
 def _lock(settings: Settings):
@@ -94,7 +106,7 @@ def serve(settings: Settings | None = None, *, ready=None) -> dict:
     settings = settings or load_settings()
     lock = _lock(settings)
     path = socket_path(settings.home)
-    db = Database.from_settings(settings)
+    db = hook_database(settings)
     try:
         from memory_platform.vault.budget import count_tokens
         from memory_platform.vault.memories import vault_embedder
@@ -179,7 +191,8 @@ def run_local(event: str, raw: bytes) -> str:
     model to load), and, with MEMORY_PLATFORM_RECALL_SERVER=auto, a resident process
     started for the next call."""
     settings = load_settings()
-    output = run_hook(event, raw, relevance="keyword", settings=settings)
+    output = run_hook(event, raw, relevance="keyword", settings=settings,
+                      db=hook_database(settings))
     if settings.recall_server == "auto":
         spawn(settings)
     return output

@@ -13,6 +13,12 @@ The output is deterministic (same vault, same bytes: no build time, fixed orders
 each file with the sha256 recorded when it was written (table `wiki_files`) and leaves a
 changed file to the intake (`sync` runs the intake first). Sensitive memories are left out
 unless MEMORY_PLATFORM_WIKI_SENSITIVE is set.
+
+The folder is read and written through `confined.Root` with symlinks refused: a symlink
+in the wiki (to a file or a folder, inside or out), a FIFO, a device or a file over
+MAX_FILE_BYTES is never read nor written through (`read_folder` lists it as refused, the
+intake reports it, the build holds it), and every write replaces its file atomically inside
+the wiki folder.
 """
 
 import hashlib
@@ -21,6 +27,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from memory_platform.confined import REFUSE, Refused, Root, read_bytes
+from memory_platform.privacy.egress import outgoing
+from memory_platform.privacy.personal import is_sensitive
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.store import recall as store
@@ -38,6 +47,8 @@ LINE_RE = re.compile(r"^- (?P<text>.+?) _\((?P<meta>[^()]*); \[#(?P<id>\d+)\]\([
 
 
 OTHER = "_other"  # key of `lines` holding the file's other lines (headings, links, notes)
+# A wiki file is read whole; the build writes far less (a topic of 20,000 facts is ~4 MB).
+MAX_FILE_BYTES = 16 << 20
 
 
 @dataclass
@@ -95,11 +106,21 @@ def _order(m: dict) -> tuple:
     return (m["valid_from"], m["id"])
 
 
+def _may_show(m: dict, include_sensitive: bool) -> bool:
+    """The wiki's egress rule (privacy.egress, from the text as well as the stored flag: a
+    pattern may be newer than the row): a memory holding a credential is never written; one
+    holding personal data only with the wiki_sensitive setting. Left out rather than masked:
+    a masked line edited by a person would come back as an edit of the memory."""
+    if outgoing(m["text"]) != m["text"]:
+        return False
+    return include_sensitive or not (m["sensitive"] or is_sensitive(m["text"]))
+
+
 def render(namespace: str, memories: list[dict], *, include_sensitive: bool = False
            ) -> dict[str, Rendered]:
     """path -> Rendered for every file of the namespace's wiki. Pure: same input, same
     bytes."""
-    shown = [m for m in memories if include_sensitive or not m["sensitive"]]
+    shown = [m for m in memories if _may_show(m, include_sensitive)]
     topics: dict[str, list[dict]] = defaultdict(list)
     history: dict[str, list[dict]] = defaultdict(list)
     episodes: dict[str, list[dict]] = defaultdict(list)
@@ -164,25 +185,71 @@ def _index(namespace: str, topics: dict, episodes: dict, shown: list[dict]) -> R
 
 
 @dataclass
+class OnDisk:
+    """What a namespace's wiki folder holds: `files` (relative path -> bytes) and `refused`
+    (relative path -> why it was not read: a symlink, a FIFO, a device, too big)."""
+
+    files: dict[str, bytes] = field(default_factory=dict)
+    refused: dict[str, str] = field(default_factory=dict)
+
+    def blocked(self, path: str) -> str | None:
+        """Why `path` cannot be read or written: it, or a folder on its way, was refused."""
+        parts = path.split("/")
+        for i in range(len(parts), 0, -1):
+            reason = self.refused.get("/".join(parts[:i]))
+            if reason is not None:
+                return reason
+        return None
+
+
+def _wiki_file(relative) -> bool:
+    return relative.suffix == ".md" and not relative.name.startswith(".")
+
+
+def read_folder(folder: Path) -> OnDisk:
+    """The `*.md` files of a wiki folder (names starting with '.' are left out: the build's
+    temporary files), through the confined reader with every symlink refused."""
+    disk = OnDisk()
+    if not folder.exists():
+        return disk
+    root = Root(folder, links=REFUSE)
+    listing = root.walk(wanted=_wiki_file)
+    for skip in listing.skipped:
+        disk.refused[Path(skip.path).relative_to(root.path).as_posix()] = skip.reason
+    for file in listing:
+        path = file.relative_to(root.path).as_posix()
+        try:
+            disk.files[path] = read_bytes(file, MAX_FILE_BYTES)
+        except FileNotFoundError:
+            continue  # deleted while read: the next sync sees it gone
+        except Refused as exc:
+            disk.refused[path] = exc.reason
+    return disk
+
+
+@dataclass
 class BuildReport:
     namespace: str
     written: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     held: list[str] = field(default_factory=list)  # changed by a person, not taken in
     removed: list[str] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # held: not a file we may write
 
     def as_dict(self) -> dict:
         return {"namespace": self.namespace, "written": len(self.written),
                 "unchanged": len(self.unchanged), "held": sorted(self.held),
-                "removed": sorted(self.removed)}
+                "removed": sorted(self.removed), "refused": dict(sorted(self.refused.items()))}
 
 
 def build(db: Database, namespace: str, *, home: Path | None = None,
           hold: set[str] = frozenset()) -> BuildReport:
     """Write the namespace's wiki. A file whose bytes differ from what was last written
     (a person's edit the intake has not taken in) is never overwritten: it is `held`, as
-    are the paths in `hold` (files the intake kept for a reported conflict). A file of a
-    topic that no longer has memories is removed only if nobody changed it."""
+    are the paths in `hold` (files the intake kept for a reported conflict) and the paths
+    that are not files the build may write (a symlink, a FIFO, a symlinked folder on the
+    way: `refused`). A file of a topic that no longer has memories is removed only if
+    nobody changed it."""
     settings = load_settings()
     home = home or settings.home
     folder = wiki_dir(namespace, home)
@@ -191,19 +258,28 @@ def build(db: Database, namespace: str, *, home: Path | None = None,
         written = store.wiki_files(conn, namespace)
     files = render(namespace, memories, include_sensitive=settings.wiki_sensitive)
     report = BuildReport(namespace)
+    folder.mkdir(parents=True, exist_ok=True)
+    root = Root(folder, links=REFUSE)
     with db.connect() as conn:
         for path in sorted(set(files) | set(written)):
-            target = folder / path
-            on_disk = target.read_bytes() if target.exists() else None
+            if path in hold:
+                report.held.append(path)
+                continue
+            try:
+                on_disk = root.read(path, MAX_FILE_BYTES)
+            except Refused as exc:
+                report.held.append(path)
+                report.refused[path] = exc.reason
+                continue
             recorded = written.get(path)
             changed = on_disk is not None and (recorded is None
                                                or sha256(on_disk) != recorded["sha256"])
-            if path in hold or changed:
+            if changed:
                 report.held.append(path)
                 continue
             if path not in files:  # nothing left for this file, and nobody changed it
                 if on_disk is not None:
-                    target.unlink()
+                    root.remove(path)
                 store.forget_wiki_file(conn, namespace, path)
                 report.removed.append(path)
                 continue
@@ -211,10 +287,12 @@ def build(db: Database, namespace: str, *, home: Path | None = None,
             if on_disk == new.data and recorded and recorded["lines"] == new.lines:
                 report.unchanged.append(path)
                 continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            tmp = target.with_name(f".{target.name}.tmp")
-            tmp.write_bytes(new.data)
-            tmp.replace(target)
+            try:
+                root.write(path, new.data)
+            except Refused as exc:  # a folder on the way turned into a symlink since
+                report.held.append(path)
+                report.refused[path] = exc.reason
+                continue
             store.record_wiki_file(conn, namespace, path, sha256(new.data), new.lines)
             report.written.append(path)
     return report
@@ -222,15 +300,15 @@ def build(db: Database, namespace: str, *, home: Path | None = None,
 
 def dirty_files(db: Database, namespace: str, *, home: Path | None = None) -> list[str]:
     """Paths of the namespace's wiki whose bytes differ from what the build last wrote,
-    that appeared (a person's new file) or that are gone: what the sensor watches."""
+    that appeared (a person's new file), that are gone, or that cannot be read (a
+    symlink, a FIFO...: the intake reports them): what the sensor watches. Never blocks."""
     folder = wiki_dir(namespace, home)
     with db.connect() as conn:
         written = store.wiki_files(conn, namespace)
-    on_disk = {p.relative_to(folder).as_posix(): p for p in folder.rglob("*.md")
-               if not p.name.startswith(".")} if folder.exists() else {}
-    dirty = [path for path in sorted(set(written) | set(on_disk))
-             if path not in on_disk or path not in written
-             or sha256(on_disk[path].read_bytes()) != written[path]["sha256"]]
+    disk = read_folder(folder)
+    dirty = [path for path in sorted(set(written) | set(disk.files) | set(disk.refused))
+             if path in disk.refused or path not in disk.files or path not in written
+             or sha256(disk.files[path]) != written[path]["sha256"]]
     return dirty
 
 

@@ -68,7 +68,10 @@ def session_end_sensor(
         context.log.warning(f"unreadable hook event moved to failed/: {problem}")
     hooked = []
     for name, event in events:
-        files = hook_transcripts(event, settings.claude_projects)
+        refused: list[str] = []
+        files = hook_transcripts(event, settings.claude_projects, refused)
+        for reason in refused:
+            context.log.warning(f"hook event {name}: transcript refused: {reason}")
         if not files:
             context.log.warning(f"hook event {name}: no transcript for session "
                                 f"{event['session_id']} at {event.get('transcript_path')}")

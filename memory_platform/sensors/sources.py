@@ -10,6 +10,7 @@ import dagster as dg
 
 from memory_platform.days import clamp_to_partitions, merge_day_ranges
 from memory_platform.ingest import catalog
+from memory_platform.ingest.report import ImportReport
 from memory_platform.jobs import (
     PARTITION_TAG,
     RANGE_END,
@@ -24,6 +25,7 @@ CURSOR_VERSION = 1
 # Scanning a big export parses it; stop after this long and finish on the next tick
 # (the cursor only advances for files handled), so a tick never hits the sensor timeout.
 SCAN_BUDGET_SECONDS = 30.0
+MAX_LOGGED = 20  # entries the walks skipped, logged per tick
 
 def parse_cursor(cursor: str | None) -> dict[str, list[int]]:
     if not cursor:
@@ -81,14 +83,20 @@ def source_folders_sensor(
     covers are requested as one single-run range per contiguous span."""
     settings = cairn.settings()
     seen = parse_cursor(context.cursor)
-    targets = catalog.watched_targets(settings)
+    report = ImportReport()  # what the walks skipped (a symlink out, a FIFO): logged
+    targets = catalog.watched_targets(settings, report)
     changed = [
         (kind, path, size, mtime)
         for kind, path, size, mtime in catalog.iter_stat(targets)
         if seen.get(f"{kind}:{path}") != [size, mtime]
     ]
+    walked = len(report.errors)
+    for error in report.errors[:MAX_LOGGED]:
+        context.log.warning(f"not scanned: {error}")
     if not changed:
-        return dg.SkipReason(f"no changes in {len(targets)} watched files")
+        return dg.SkipReason(f"no changes in {len(targets)} watched files"
+                             + (f"; {len(report.errors)} entries not read (see the log)"
+                                if report.errors else ""))
 
     deadline = time.monotonic() + SCAN_BUDGET_SECONDS
     handled: list[tuple[str, str, int, int]] = []
@@ -98,8 +106,11 @@ def source_folders_sensor(
     for kind, path, size, mtime in changed:
         if handled and time.monotonic() > deadline:
             break
-        result = catalog.scan_files(cairn.database(), [(kind, Path(path))])[0]
+        scanned = catalog.scan_files(cairn.database(), [(kind, Path(path))], report)
         handled.append((kind, path, size, mtime))
+        if not scanned:  # unreadable since it was found: logged below
+            continue
+        result = scanned[0]
         if result.min_at is None or result.max_at is None:
             continue
         span = clamp_to_partitions(
@@ -117,6 +128,8 @@ def source_folders_sensor(
                 continue
         ranges.append(span)
 
+    for error in report.errors[walked:walked + MAX_LOGGED]:
+        context.log.warning(f"not scanned: {error}")
     for kind, path, size, mtime in handled:
         seen[f"{kind}:{path}"] = [size, mtime]
     # The run key names the data that triggered it, so a replayed tick requests nothing new.

@@ -27,12 +27,13 @@ class SourceFile:
     prefix_sha256: str | None
     last_import_at: datetime | None
     last_scan_at: datetime | None
+    machine_id: int = 1  # whose records it holds (migration 0011; 1: this machine)
 
 
 _SOURCE_FILE_COLUMNS = (
     "id, kind, path, size_bytes, mtime_ns, sha256, min_event_at, max_event_at, event_count, "
     "error_count, imported_sha256, parsed_bytes, parsed_lines, prefix_sha256, last_import_at, "
-    "last_scan_at"
+    "last_scan_at, machine_id"
 )
 
 
@@ -93,22 +94,25 @@ def register_source_file(
 
 
 def register_source_files(
-    conn: psycopg.Connection, files: Sequence[tuple[str, str, int, int, str]]
+    conn: psycopg.Connection, files: Sequence[tuple[str, str, int, int, str]],
+    machine_id: int | None = None,
 ) -> dict[tuple[str, str], int]:
     """register_source_file for many (kind, path, size, mtime_ns, sha256) in one statement;
-    returns the ids by (kind, path)."""
+    returns the ids by (kind, path). New files hold `machine_id`'s records (None: this
+    machine's); a known file keeps the machine it was registered with."""
     # One row per file: ON CONFLICT DO UPDATE may not touch a row twice in a statement.
     unique = list({(f[0], f[1]): f for f in files}.values())
     if not unique:
         return {}
     columns = [list(column) for column in zip(*unique, strict=True)]
     rows = conn.execute(
-        """INSERT INTO source_files (kind, path, size_bytes, mtime_ns, sha256)
-           SELECT * FROM unnest(%b::text[], %b::text[], %b::int8[], %b::int8[], %b::text[])
+        """INSERT INTO source_files (kind, path, size_bytes, mtime_ns, sha256, machine_id)
+           SELECT *, COALESCE(%b::int8, 1)
+           FROM unnest(%b::text[], %b::text[], %b::int8[], %b::int8[], %b::text[])
            ON CONFLICT (kind, path) DO UPDATE SET size_bytes = EXCLUDED.size_bytes,
                mtime_ns = EXCLUDED.mtime_ns, sha256 = EXCLUDED.sha256
            RETURNING kind, path, id""",
-        columns,
+        [machine_id, *columns],
     )
     return {(kind, path): file_id for kind, path, file_id in rows}
 

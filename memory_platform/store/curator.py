@@ -22,7 +22,7 @@ from psycopg.types.json import Jsonb
 # What the model sees of a memory, and what the fingerprint covers.
 LISTING_COLUMNS = (
     "id", "text", "category", "source", "score", "promoted_from", "valid_from", "valid_to",
-    "created_at", "updated_at", "content_hash", "superseded_by",
+    "created_at", "updated_at", "content_hash", "superseded_by", "sensitive",
 )
 FINGERPRINT_COLUMNS = ("id", "content_hash", "valid_from", "valid_to", "superseded_by",
                        "updated_at")
@@ -79,24 +79,26 @@ def insert_run(conn: psycopg.Connection, *, namespace: str, week: date, dagster_
                status: str, dry_run: bool, refusal: str | None, refusal_detail: str | None,
                memory_ids: Sequence[int], fingerprint: str, ceiling: float, max_cuts: int,
                proposed_cuts: int, verdict: Any, chunks: int, listing_tokens: int,
-               repo: str | None, agent: str, prompt_version: str) -> int:
+               repo: str | None, agent: str, prompt_version: str,
+               row_digests: Sequence[str] | None = None) -> int:
     row = conn.execute(
         """INSERT INTO curator_runs (namespace, week, dagster_run_id, status, dry_run, refusal,
                refusal_detail, listed, memory_ids, fingerprint, ceiling, max_cuts,
                proposed_cuts, verdict, chunks, listing_tokens, repo, agent, prompt_version,
-               decided_at)
+               row_digests, decided_at)
            VALUES (%(namespace)s, %(week)s, %(run)s, %(status)s, %(dry_run)s, %(refusal)s,
                %(detail)s,
                %(listed)s, %(ids)s::bigint[], %(fingerprint)s, %(ceiling)s, %(max_cuts)s,
                %(proposed)s, %(verdict)s, %(chunks)s, %(tokens)s, %(repo)s, %(agent)s,
-               %(prompt)s, CASE WHEN %(status)s = 'refused' THEN now() END)
+               %(prompt)s, %(digests)s::text[], CASE WHEN %(status)s = 'refused' THEN now() END)
            RETURNING id""",
         {"namespace": namespace, "week": week, "run": dagster_run_id, "status": status,
          "dry_run": dry_run, "refusal": refusal, "detail": refusal_detail, "listed": len(memory_ids),
          "ids": [int(i) for i in memory_ids], "fingerprint": fingerprint,
          "ceiling": ceiling, "max_cuts": max_cuts, "proposed": proposed_cuts,
          "verdict": Jsonb(verdict), "chunks": chunks, "tokens": listing_tokens,
-         "repo": repo, "agent": agent, "prompt": prompt_version},
+         "repo": repo, "agent": agent, "prompt": prompt_version,
+         "digests": list(row_digests) if row_digests is not None else None},
     ).fetchone()
     return int(row[0])
 
@@ -104,7 +106,8 @@ def insert_run(conn: psycopg.Connection, *, namespace: str, week: date, dagster_
 def get_run(conn: psycopg.Connection, run_pk: int, *, lock: bool = False) -> dict | None:
     with conn.cursor(row_factory=dict_row) as cur:
         return cur.execute(
-            f"SELECT {_RUN_SELECT}, r.memory_ids FROM curator_runs r WHERE r.id = %s"
+            f"SELECT {_RUN_SELECT}, r.memory_ids, r.row_digests FROM curator_runs r "
+            "WHERE r.id = %s"
             + (" FOR UPDATE" if lock else ""),
             (run_pk,),
         ).fetchone()

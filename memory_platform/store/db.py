@@ -16,12 +16,22 @@ pgserver keeps the pids of the processes using the embedded server in
 with SIGKILL never removes its pid, which kept PostgreSQL running forever.
 `start_embedded` forgets the pids of dead processes when a process starts and again when
 it exits, so the last live process stops the server.
+
+Every wait is bounded. A connection attempt, TCP and the startup exchange included, gives
+up after `connect_timeout` (CONNECT_TIMEOUT_S; libpq's own default is 130 s). With
+`answer_timeout` (the hooks' Database), every statement is cancelled by the server after
+that long (`statement_timeout`, set at connect so the pool's RESET ALL keeps it) and the
+client gives up on a server that does not answer at all ANSWER_GRACE_S later, closing the
+connection (`NoAnswer`). Without one (imports, dreams: long statements are normal) only the
+pool's own statements are bounded: a ping by PING_TIMEOUT_S, the RESET ALL of a returned
+connection by RESET_TIMEOUT_S, and migrations by MIGRATION_TIMEOUT_S. No lock is held
+while connecting or migrating, and the lock itself is waited for at most LOCK_WAIT_S, so
+one caller stuck on the database holds up no other.
 """
 
 import atexit
 import hashlib
 import logging
-import select
 import threading
 import time
 from collections.abc import Iterator
@@ -30,6 +40,14 @@ from importlib import resources
 from pathlib import Path
 
 import psycopg
+from psycopg.conninfo import conninfo_to_dict
+
+from memory_platform.store.connection import (
+    ANSWER_GRACE_S,
+    BoundedConnection,
+    NoAnswer,
+    connection_alive,
+)
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +62,12 @@ _MIGRATION_LOCK_KEY = 0x6D656D706C6174  # "memplat"
 RESTART_EVERY_S = 5.0
 HANDLE_FILE = ".handle_pids.json"
 _exit_hooks: set[Path] = set()
+# Seconds (see the module docstring).
+CONNECT_TIMEOUT_S = 10
+PING_TIMEOUT_S = 5.0
+RESET_TIMEOUT_S = 5.0
+MIGRATION_TIMEOUT_S = 600.0
+LOCK_WAIT_S = 60.0
 
 
 class DatabaseError(RuntimeError):
@@ -160,19 +184,6 @@ def forget_dead_holders(pgdata: Path) -> list[int]:
     return dead
 
 
-def connection_alive(conn: psycopg.Connection) -> bool:
-    """Whether a kept, idle connection can still be used, without a round trip: a server
-    that stopped or died has closed the socket or sent a termination notice, both of which
-    make it readable while we are not waiting for anything."""
-    if conn.closed or conn.broken:
-        return False
-    try:
-        readable, _, _ = select.select([conn.fileno()], [], [], 0)
-    except (OSError, ValueError, psycopg.Error):
-        return False
-    return not readable
-
-
 def migrations() -> list[tuple[int, str, str]]:
     """(version, name, sql) for every file in store/migrations, in order."""
     found = []
@@ -193,6 +204,9 @@ def migrate(conn: psycopg.Connection) -> list[str]:
     """Apply pending migrations in one transaction each; return the names applied."""
     applied: list[str] = []
     with conn.transaction():
+        # bounded, and never by a short statement_timeout: a migration may rewrite a table
+        seconds = int(MIGRATION_TIMEOUT_S * 1000)
+        conn.execute(f"SET LOCAL statement_timeout = {seconds}")
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK_KEY,))
         conn.execute(
             """CREATE TABLE IF NOT EXISTS schema_migrations (
@@ -224,9 +238,13 @@ def migrate(conn: psycopg.Connection) -> list[str]:
 
 
 class Database:
-    """Where the data lives. Cheap to create; connects (and migrates) lazily."""
+    """Where the data lives. Cheap to create; connects (and migrates) lazily. Timeouts in
+    seconds (module docstring): `connect_timeout` per connection attempt, `answer_timeout`
+    per statement (None: unbounded)."""
 
-    def __init__(self, url: str | None = None, pgdata: Path | None = None):
+    def __init__(self, url: str | None = None, pgdata: Path | None = None, *,
+                 connect_timeout: float = CONNECT_TIMEOUT_S,
+                 answer_timeout: float | None = None):
         if url is None and pgdata is None:
             raise ValueError("Database needs a URL or an embedded data folder")
         self._url = url
@@ -236,42 +254,75 @@ class Database:
         self._lock = threading.RLock()
         self._idle: list[psycopg.Connection] = []
         self._last_restart = 0.0
+        self.connect_timeout = connect_timeout
+        self.answer_timeout = answer_timeout
 
     @classmethod
-    def from_settings(cls, settings) -> "Database":
-        return cls(url=settings.database_url, pgdata=settings.pgdata)
+    def from_settings(cls, settings, **timeouts) -> "Database":
+        return cls(url=settings.database_url, pgdata=settings.pgdata, **timeouts)
 
     @property
     def embedded(self) -> bool:
         return not self._external
 
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        # held only for short steps and the embedded server's start (pg_ctl's own timeout)
+        if not self._lock.acquire(timeout=LOCK_WAIT_S):
+            raise DatabaseError(f"the database connection pool stayed busy for {LOCK_WAIT_S:g} "
+                                f"s (the embedded PostgreSQL starting?); try again")
+        try:
+            yield
+        finally:
+            self._lock.release()
+
     def url(self) -> str:
-        with self._lock:
+        with self._locked():
             if self._url is None:
                 assert self._pgdata is not None
                 self._url = start_embedded(self._pgdata)
             return self._url
 
     def _prepare(self) -> None:
-        with self._lock:
-            if self._ready:
-                return
-            with self._raw_connect() as conn:
-                applied = migrate(conn)
-            if applied:
-                log.info("applied migrations: %s", ", ".join(applied))
-            self._ready = True
+        # No lock held while connecting or migrating (either may wait on the server): two
+        # threads that both find the database unprepared both migrate, and the migration's
+        # advisory lock makes the second one find nothing left to apply.
+        if self._ready:
+            return
+        with self._raw_connect() as conn:
+            conn.answer_timeout = MIGRATION_TIMEOUT_S + ANSWER_GRACE_S
+            applied = migrate(conn)
+        if applied:
+            log.info("applied migrations: %s", ", ".join(applied))
+        self._ready = True
 
-    def _raw_connect(self) -> psycopg.Connection:
+    def _options(self, url: str) -> dict:
+        """Connection parameters beside the URL: the timeouts (module docstring)."""
+        given = conninfo_to_dict(url)
+        params: dict = {"autocommit": True}
+        if "connect_timeout" not in given:  # a URL's own wins (a slow remote server)
+            params["connect_timeout"] = max(int(self.connect_timeout), 2)  # libpq: >= 2
+        if self.answer_timeout is not None:
+            ms = int(self.answer_timeout * 1000)
+            params["options"] = f"{given.get('options') or ''} -c statement_timeout={ms}".strip()
+        return params
+
+    def _connect_once(self, url: str) -> BoundedConnection:
+        conn = BoundedConnection.connect(url, **self._options(url))
+        if self.answer_timeout is not None:
+            conn.answer_timeout = self.answer_timeout + ANSWER_GRACE_S
+        return conn
+
+    def _raw_connect(self) -> BoundedConnection:
         url = self.url()
         try:
-            return psycopg.connect(url, autocommit=True)
+            return self._connect_once(url)
         except psycopg.OperationalError as exc:
             failure = exc
         if self.embedded and self._restart_embedded():
             url = self.url()
             try:
-                return psycopg.connect(url, autocommit=True)
+                return self._connect_once(url)
             except psycopg.OperationalError as exc:
                 failure = exc
         raise DatabaseError(f"cannot connect to PostgreSQL at {_redact(url)}: "
@@ -280,7 +331,7 @@ class Database:
     def _restart_embedded(self) -> bool:
         """Start the embedded server again after it died; False when an attempt was made
         less than RESTART_EVERY_S ago (the caller reports the database as down)."""
-        with self._lock:
+        with self._locked():
             if time.monotonic() - self._last_restart < RESTART_EVERY_S:
                 return False
             self._last_restart = time.monotonic()
@@ -290,8 +341,9 @@ class Database:
             return True
 
     def ping(self) -> None:
-        """Raise DatabaseError (or psycopg.Error) unless the database answers now."""
-        with self.connect() as conn:
+        """Raise DatabaseError (or psycopg.Error) unless the database answers now (within
+        PING_TIMEOUT_S: /health reports a stalled server as down, never hangs)."""
+        with self.connect() as conn, conn.bounded(PING_TIMEOUT_S):
             conn.execute("SELECT 1")
 
     @contextmanager
@@ -310,7 +362,7 @@ class Database:
 
     def _take(self) -> psycopg.Connection:
         dead = 0
-        with self._lock:
+        with self._locked():
             while self._idle:
                 conn = self._idle.pop()
                 if connection_alive(conn):
@@ -330,11 +382,12 @@ class Database:
             conn.close()
             return
         try:
-            conn.execute("RESET ALL")  # SET synchronous_commit, hnsw.ef_search, ...
+            with conn.bounded(RESET_TIMEOUT_S):
+                conn.execute("RESET ALL")  # SET synchronous_commit, hnsw.ef_search, ...
         except psycopg.Error:
             conn.close()
             return
-        with self._lock:
+        with self._locked():
             if len(self._idle) < IDLE_CONNECTIONS:
                 self._idle.append(conn)
                 return
@@ -345,10 +398,14 @@ class Database:
         self.drop_idle()
 
     def drop_idle(self) -> None:
-        with self._lock:
+        with self._locked():
             idle, self._idle = self._idle, []
         for conn in idle:
             conn.close()
+
+
+__all__ = ["Database", "DatabaseError", "NoAnswer", "connection_alive", "migrate",
+           "start_embedded"]
 
 
 def _redact(url: str) -> str:

@@ -91,6 +91,31 @@ def list_models(conn: psycopg.Connection) -> list[tuple[str, int, int]]:
     ).fetchall()
 
 
+def _backfill_key(model: str) -> int:
+    return int.from_bytes(hashlib.sha256(f"backfill\x1f{model}".encode()).digest()[:8],
+                          "big", signed=True)
+
+
+def try_backfill_lock(conn: psycopg.Connection, model: str) -> bool:
+    """Take the session lock of `model`'s backfill if free (one backfill per model at a
+    time; released by release_backfill_lock, or by PostgreSQL when the session ends)."""
+    return bool(conn.execute("SELECT pg_try_advisory_lock(%s)",
+                             (_backfill_key(model),)).fetchone()[0])
+
+
+def release_backfill_lock(conn: psycopg.Connection, model: str) -> None:
+    conn.execute("SELECT pg_advisory_unlock(%s)", (_backfill_key(model),))
+
+
+def count_vectors(conn: psycopg.Connection, model: str, cap: int) -> int:
+    """Rows of `model`, counted exactly up to `cap` (the scan stops there: cheap on a
+    small table, bounded on a big one)."""
+    row = conn.execute(
+        "SELECT count(*) FROM (SELECT 1 FROM event_embeddings WHERE model = %s LIMIT %s) s",
+        (model, cap)).fetchone()
+    return row[0] if row else 0
+
+
 def has_vectors(conn: psycopg.Connection, model: str) -> bool:
     row = conn.execute(
         "SELECT EXISTS (SELECT 1 FROM event_embeddings WHERE model = %s)", (model,)
@@ -129,7 +154,12 @@ def _to_embed_where(b: Backlog) -> sql.Composable:
         missing = sql.SQL(
             "NOT EXISTS (SELECT 1 FROM event_embeddings ee WHERE ee.model = %(model)s "
             "AND ee.event_id = e.id AND ee.content_hash NOT LIKE %(interim)s)")
-    where = [sql.SQL("e.text ~ '\\S'"), missing]  # blank text has nothing to embed
+    # blank text has nothing to embed
+    return sql.SQL(" AND ").join([sql.SQL("e.text ~ '\\S'"), missing, *_backlog_filters(b)])
+
+
+def _backlog_filters(b: Backlog) -> list[sql.Composable]:
+    where = []
     if b.start is not None:
         where.append(sql.SQL("e.occurred_at >= %(start)s"))
     if b.end is not None:
@@ -137,7 +167,7 @@ def _to_embed_where(b: Backlog) -> sql.Composable:
     if b.kinds is not None:
         where.append(sql.SQL("e.kind <> ALL(%(kinds)s)") if b.other_kinds
                      else sql.SQL("e.kind = ANY(%(kinds)s)"))
-    return sql.SQL(" AND ").join(where)
+    return where
 
 
 def _params(model: str, b: Backlog) -> dict:
@@ -195,6 +225,17 @@ def events_to_embed(
 
 def count_to_embed(conn: psycopg.Connection, model: str, backlog: Backlog) -> int:
     query = sql.SQL("SELECT count(*) FROM events e WHERE {}").format(_to_embed_where(backlog))
+    return conn.execute(query, _params(model, backlog)).fetchone()[0]
+
+
+def count_embedded(conn: psycopg.Connection, model: str, backlog: Backlog) -> int:
+    """Events of the backlog with text and at least one vector (interim or real) for
+    `model`: what a search by meaning can find."""
+    where = [sql.SQL("e.text ~ '\\S'"), sql.SQL(
+        "EXISTS (SELECT 1 FROM event_embeddings ee "
+        "WHERE ee.model = %(model)s AND ee.event_id = e.id)"), *_backlog_filters(backlog)]
+    query = sql.SQL("SELECT count(*) FROM events e WHERE {}").format(
+        sql.SQL(" AND ").join(where))
     return conn.execute(query, _params(model, backlog)).fetchone()[0]
 
 

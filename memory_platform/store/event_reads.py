@@ -15,6 +15,11 @@ EVENT_COLUMNS = (
     "on_active_branch", "attrs", "content_hash", "source_file_id", "source_line", "ingested_at",
 )
 _EVENT_SELECT = ", ".join(f"e.{c}" for c in EVENT_COLUMNS)
+# The name of the machine an event was collected on (migration 0011), for the reads behind
+# answers (a hit, an event in its conversation); the lake's columns stay EVENT_COLUMNS.
+_MACHINE = "(SELECT m.name FROM machines m WHERE m.id = e.machine_id) AS machine"
+_SHOWN_COLUMNS = (*EVENT_COLUMNS, "machine")
+_SHOWN_SELECT = f"{_EVENT_SELECT}, {_MACHINE}"
 
 
 # --- totals for status ----------------------------------------------------------------
@@ -107,9 +112,9 @@ def event_days(conn: psycopg.Connection) -> list[str]:
 # Columns of a hit, in this order (fetch_hits). No `raw`, no vectors.
 HIT_COLUMNS = (
     "id", "source", "conversation_id", "occurred_at", "role", "kind", "project", "author",
-    "text",
+    "text", "machine",
 )
-_HIT_SELECT = ", ".join(f"e.{c}" for c in HIT_COLUMNS)
+_HIT_SELECT = ", ".join(f"e.{c}" for c in HIT_COLUMNS[:-1]) + ", " + _MACHINE
 
 
 def fetch_hits(conn: psycopg.Connection, ids: Sequence[int]) -> dict[int, tuple]:
@@ -124,9 +129,9 @@ def fetch_hits(conn: psycopg.Connection, ids: Sequence[int]) -> dict[int, tuple]
 
 def get_event(conn: psycopg.Connection, event_id: int) -> dict | None:
     row = conn.execute(
-        f"SELECT {_EVENT_SELECT} FROM events e WHERE e.id = %s", (event_id,)
+        f"SELECT {_SHOWN_SELECT} FROM events e WHERE e.id = %s", (event_id,)
     ).fetchone()
-    return dict(zip(EVENT_COLUMNS, row, strict=True)) if row else None
+    return dict(zip(_SHOWN_COLUMNS, row, strict=True)) if row else None
 
 
 def conversation_neighbours(
@@ -141,18 +146,18 @@ def conversation_neighbours(
     later: list[dict] = []
     if before > 0:
         rows = conn.execute(
-            f"""SELECT {_EVENT_SELECT} FROM events e
+            f"""SELECT {_SHOWN_SELECT} FROM events e
                 WHERE e.conversation_id = %(c)s AND (e.occurred_at, e.id) < (%(t)s, %(id)s)
                 ORDER BY e.occurred_at DESC, e.id DESC LIMIT %(n)s""",
             {**key, "n": before},
         ).fetchall()
-        earlier = [dict(zip(EVENT_COLUMNS, r, strict=True)) for r in reversed(rows)]
+        earlier = [dict(zip(_SHOWN_COLUMNS, r, strict=True)) for r in reversed(rows)]
     if after > 0:
         rows = conn.execute(
-            f"""SELECT {_EVENT_SELECT} FROM events e
+            f"""SELECT {_SHOWN_SELECT} FROM events e
                 WHERE e.conversation_id = %(c)s AND (e.occurred_at, e.id) > (%(t)s, %(id)s)
                 ORDER BY e.occurred_at, e.id LIMIT %(n)s""",
             {**key, "n": after},
         ).fetchall()
-        later = [dict(zip(EVENT_COLUMNS, r, strict=True)) for r in rows]
+        later = [dict(zip(_SHOWN_COLUMNS, r, strict=True)) for r in rows]
     return earlier, later

@@ -21,6 +21,14 @@ from psycopg import sql
 
 from memory_platform.store.embeddings import MAX_EF_SEARCH, vector_expr, vector_literal
 
+# A query is searched by its first MAX_QUERY_LEXEMES distinct stems (a question has a few
+# dozen; a pasted page has thousands). Every stem becomes a term of the score expressions
+# and a count of the IDF, and PostgreSQL refuses a query of more than 1,664 output columns
+# or nested too deep: a 5,000-word query answered 503. The stems are read from the first
+# QUERY_SCAN_CHARS characters (to_tsvector refuses a result over 1 MB).
+MAX_QUERY_LEXEMES = 64
+QUERY_SCAN_CHARS = 100_000
+
 # --- filters -----------------------------------------------------------------------------
 
 
@@ -98,12 +106,49 @@ def _set_ef_search(conn: psycopg.Connection, ef: int) -> None:
     conn.execute(sql.SQL("SET LOCAL hnsw.ef_search = {}").format(sql.Literal(ef)))
 
 
+# pgvector 0.8 scans an HNSW index iteratively: a filtered scan goes on past ef_search until
+# the LIMIT holds rows that pass the filter (hnsw.max_scan_tuples bounds it). Before 0.8 the
+# filter can only be applied to the probe's rows, hence the oversampled probe.
+ITERATIVE_SCAN_VERSION = (0, 8)
+_iterative: "weakref.WeakKeyDictionary[psycopg.Connection, bool]" = weakref.WeakKeyDictionary()
+
+
+def pgvector_version(text: str | None) -> tuple[int, ...]:
+    """'0.6.2' -> (0, 6, 2); () for no version or one that is not dotted numbers."""
+    match = re.fullmatch(r"(\d+(?:\.\d+)*)(?:-.*)?", text or "")
+    return tuple(int(p) for p in match.group(1).split(".")) if match else ()
+
+
+def iterative_scans(conn: psycopg.Connection) -> bool:
+    """Whether the server's pgvector (0.8+) scans HNSW indexes iteratively; asked once per
+    connection (pgserver's 0.6.2 does not)."""
+    known = _iterative.get(conn)
+    if known is None:
+        row = conn.execute(
+            "SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+        version = pgvector_version(row[0] if row else None)
+        known = _iterative[conn] = bool(version) and version >= ITERATIVE_SCAN_VERSION
+    return known
+
+
 def dense_ann_sql(
-    model: str, dims: int, filters: sql.Composable | None = None
+    model: str, dims: int, filters: sql.Composable | None = None, *, iterative: bool = False
 ) -> sql.Composable:
     """The HNSW probe: nearest chunks by the index, then (when filtered) the filter applied to
-    the probe's events only. Distances are the cosine distance of the best chunk."""
+    the probe's events only; with `iterative` (pgvector 0.8+) the filter is inside the
+    index scan, which goes on until the probe's LIMIT holds rows that pass it. Distances are
+    the cosine distance of the best chunk."""
     expr = vector_expr(dims)
+    if iterative and filters is not None:
+        return sql.SQL(
+            "WITH nn AS MATERIALIZED ("
+            "SELECT ee.event_id, {expr} <=> %(q)s::vector({d}) AS distance "
+            "FROM event_embeddings ee JOIN events e ON e.id = ee.event_id "
+            "WHERE ee.model = {m}{filters} "
+            "ORDER BY {expr} <=> %(q)s::vector({d}) LIMIT %(probe)s) "
+            "SELECT nn.event_id, min(nn.distance) AS distance FROM nn "
+            "GROUP BY nn.event_id ORDER BY 2, 1 LIMIT %(pool)s"
+        ).format(expr=expr, d=sql.Literal(dims), m=sql.Literal(model), filters=filters)
     probe = sql.SQL(
         "SELECT ee.event_id, {expr} <=> %(q)s::vector({d}) AS distance "
         "FROM event_embeddings ee WHERE ee.model = {m} "
@@ -150,14 +195,19 @@ def dense_pool(
     """(event_id, cosine distance) nearest first, one row per event (its best chunk)."""
     filtered = f is not None and not f.empty
     clause, params = filter_clause(f)
+    iterative = filtered and not exact and iterative_scans(conn)
     if exact:
         query = dense_exact_sql(model, dims, clause)
     else:
-        query = dense_ann_sql(model, dims, clause if filtered else None)
+        query = dense_ann_sql(model, dims, clause if filtered else None, iterative=iterative)
     probe = max(probe or pool, pool)
     params = {**params, "q": vector_literal(query_vector), "pool": pool, "probe": probe}
     if not exact:
         _set_ef_search(conn, probe)
+    if iterative:  # relaxed_order: rows may come slightly out of order; the query sorts them
+        local = "" if conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE \
+            else "LOCAL "
+        conn.execute(f"SET {local}hnsw.iterative_scan = relaxed_order")
     return [(int(i), float(d)) for i, d in conn.execute(query, params)]
 
 
@@ -178,12 +228,14 @@ def lexeme_frequencies(conn: psycopg.Connection) -> tuple[dict[str, float], floa
     return table, float(freqs[len(elems)]) if len(freqs) > len(elems) else 0.0
 
 
-def query_lexemes(conn: psycopg.Connection, text: str) -> list[str]:
-    """The query's lexemes as the events' tsvector normalises them (english config)."""
-    row = conn.execute(
-        "SELECT tsvector_to_array(to_tsvector('english'::regconfig, %s))", (text,)
-    ).fetchone()
-    return list(row[0]) if row and row[0] else []
+def query_lexemes(conn: psycopg.Connection, text: str,
+                  limit: int = MAX_QUERY_LEXEMES) -> list[str]:
+    """The query's first `limit` distinct lexemes, in query order, as the events' tsvector
+    normalises them (english config); read from its first QUERY_SCAN_CHARS characters."""
+    rows = conn.execute(
+        "SELECT lexeme FROM unnest(to_tsvector('english'::regconfig, left(%s, %s))) "
+        "ORDER BY positions[1], lexeme LIMIT %s", (text, QUERY_SCAN_CHARS, limit)).fetchall()
+    return [r[0] for r in rows]
 
 
 def lexeme_counts(conn: psycopg.Connection, lexemes: Sequence[str],
@@ -335,11 +387,12 @@ def table_io_blocks(conn: psycopg.Connection, table: str) -> int:
 # --- timeline ---------------------------------------------------------------------------
 
 
-def timeline(conn: psycopg.Connection, f: Filter) -> list[tuple[str, str, int]]:
-    """(UTC day YYYY-MM-DD, source, events) for events matching the filter."""
+def timeline(conn: psycopg.Connection, f: Filter) -> list[tuple[str, str, int, str]]:
+    """(UTC day YYYY-MM-DD, source, events, machine name) for events matching the filter."""
     clause, params = filter_clause(f)
     query = sql.SQL(
         "SELECT to_char(e.occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD') AS day, e.source, "
-        "count(*) FROM events e WHERE true{} GROUP BY 1, 2 ORDER BY 1, 2"
+        "count(*), (SELECT m.name FROM machines m WHERE m.id = e.machine_id) "
+        "FROM events e WHERE true{} GROUP BY 1, 2, e.machine_id ORDER BY 1, 2, 4"
     ).format(clause)
     return conn.execute(query, params).fetchall()

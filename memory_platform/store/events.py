@@ -92,9 +92,12 @@ def upsert_conversations(conn: psycopg.Connection, rows: Sequence[tuple]) -> Non
     )
 
 
-def write_events(conn: psycopg.Connection, rows: Sequence[Sequence[Any]]) -> BatchResult:
+def write_events(conn: psycopg.Connection, rows: Sequence[Sequence[Any]],
+                 machine_id: int | None = None) -> BatchResult:
     """Write rows (STAGE_COLUMNS order; raw/attrs as JSON text): insert what is new and record
-    changed content as revisions. Call inside a transaction.
+    changed content as revisions. Call inside a transaction. New events belong to
+    `machine_id` (None: the local machine, the column's default); a stored event keeps the
+    machine that brought it first, as it keeps its first content.
 
     New rows (the bulk of any import) are copied straight into `events`; only rows stored
     already with other content, or repeated within the batch, go through the staging table,
@@ -113,23 +116,23 @@ def write_events(conn: psycopg.Connection, rows: Sequence[Sequence[Any]]) -> Bat
         (again if key in seen else fresh).append(row)
         seen.add(key)
     conversation_ids = _conversation_ids(conn, fresh)
-    if not _try_copy(conn, fresh, conversation_ids):
+    if not _try_copy(conn, fresh, conversation_ids, machine_id):
         # Some rows are stored already (a re-exported snapshot, records copied into a resumed
         # session): copy the rest, stage those whose content changed, skip the others.
         stored = _stored_hashes(conn, fresh)
         known = [row for row in fresh if (row[0], row[1]) in stored]
         fresh = [row for row in fresh if (row[0], row[1]) not in stored]
         again += [row for row in known if stored[(row[0], row[1])] != row[15]]
-        if not _try_copy(conn, fresh, conversation_ids):
+        if not _try_copy(conn, fresh, conversation_ids, machine_id):
             # Another import is storing the same rows right now; the staging path's
             # ON CONFLICT sorts it out.
-            return _write_staged(conn, rows, staged)
+            return _write_staged(conn, rows, staged, machine_id)
     new: dict[str, int] = {}
     for row in fresh:
         new[row[0]] = new.get(row[0], 0) + 1
     revised = 0
     if again:
-        result = _write_staged(conn, again, {})
+        result = _write_staged(conn, again, {}, machine_id)
         for source, count in result.new.items():
             new[source] = new.get(source, 0) + count
         revised = result.revised
@@ -213,7 +216,8 @@ def _json_passthrough(text: str) -> str:
 
 
 def _try_copy(
-    conn: psycopg.Connection, rows: Sequence[Sequence[Any]], conversation_ids: dict
+    conn: psycopg.Connection, rows: Sequence[Sequence[Any]], conversation_ids: dict,
+    machine_id: int | None = None,
 ) -> bool:
     """COPY rows into `events`, conversation native ids resolved to ids. False, with nothing
     written, if any of them is stored already."""
@@ -222,22 +226,23 @@ def _try_copy(
     try:
         with conn.transaction():  # a savepoint: a failed COPY leaves the batch usable
             with _copy_cursor(conn) as cur:
-                with cur.copy(
-                    f"COPY events ({_EVENT_COLUMNS}) FROM STDIN (FORMAT BINARY)"
-                ) as copy:
-                    copy.set_types(_EVENT_TYPES)
+                machine = () if machine_id is None else (machine_id,)
+                columns = _EVENT_COLUMNS + (", machine_id" if machine else "")
+                with cur.copy(f"COPY events ({columns}) FROM STDIN (FORMAT BINARY)") as copy:
+                    copy.set_types(_EVENT_TYPES + (("int8",) if machine else ()))
                     for row in rows:
                         cid = row[2]
                         if cid is not None:
                             cid = conversation_ids[(row[0], cid)]
-                        copy.write_row((row[0], row[1], cid, *row[3:]))
+                        copy.write_row((row[0], row[1], cid, *row[3:], *machine))
     except psycopg.errors.UniqueViolation:
         return False
     return True
 
 
 def _write_staged(
-    conn: psycopg.Connection, rows: Sequence[Sequence[Any]], staged: dict[str, int]
+    conn: psycopg.Connection, rows: Sequence[Sequence[Any]], staged: dict[str, int],
+    machine_id: int | None = None,
 ) -> BatchResult:
     """The general path: stage the rows with COPY, insert what is new, then record changed
     content as revisions."""
@@ -263,15 +268,18 @@ def _write_staged(
         cur.execute(
             """INSERT INTO events (source, native_id, conversation_id, parent_native_id, role,
                    kind, author, occurred_at, text, raw, project, git_branch, is_sidechain,
-                   on_active_branch, attrs, content_hash, source_file_id, source_line)
+                   on_active_branch, attrs, content_hash, source_file_id, source_line,
+                   machine_id)
                SELECT s.source, s.native_id, c.id, s.parent_native_id, s.role, s.kind, s.author,
                    s.occurred_at, s.text, s.raw, s.project, s.git_branch, s.is_sidechain,
-                   s.on_active_branch, s.attrs, s.content_hash, s.source_file_id, s.source_line
+                   s.on_active_branch, s.attrs, s.content_hash, s.source_file_id, s.source_line,
+                   COALESCE(%s::int8, 1)
                FROM stage_events s
                LEFT JOIN conversations c
                    ON c.source = s.source AND c.native_id = s.conversation_native_id
                ON CONFLICT (source, native_id) DO NOTHING
-               RETURNING source"""
+               RETURNING source""",
+            (machine_id,),  # NULL: the local machine (row 1, migration 0011)
         )
         new: dict[str, int] = {}
         for (source,) in cur.fetchall():

@@ -308,3 +308,13 @@ def audit_of(conn: psycopg.Connection, memory_id: int) -> list[dict]:
     ).fetchall()
     keys = ("id", "memory_id", "actor", "action", "before", "after", "at")
     return [dict(zip(keys, r, strict=True)) for r in rows]
+
+
+def sensitive_ids(conn: psycopg.Connection, ids: Sequence[int]) -> set[int]:
+    """Those of `ids` whose memory is marked sensitive (for the reads that do not select
+    the flag: search hits)."""
+    if not ids:
+        return set()
+    rows = conn.execute("SELECT id FROM memories WHERE id = ANY(%s) AND sensitive",
+                        (list(ids),)).fetchall()
+    return {r[0] for r in rows}

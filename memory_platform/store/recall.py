@@ -19,6 +19,7 @@ from psycopg import sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
+from memory_platform.store.event_search import query_lexemes
 from memory_platform.store.memories import MEMORY_COLUMNS
 
 _COLS = sql.SQL(", ").join(sql.SQL("m.{}").format(sql.Identifier(c)) for c in MEMORY_COLUMNS)
@@ -113,10 +114,10 @@ def fulltext_matches(conn: psycopg.Connection, query: str, namespaces: Sequence[
     words dropped) with `query`, from the GIN index: id, matched (distinct rare stems the
     memory holds), terms (rare stems in the query). Most stems matched first. Stems held by
     more than COMMON_STEM_ROWS memories are not searched."""
-    stems = conn.execute("SELECT tsvector_to_array(to_tsvector('english', %s))",
-                         (query,)).fetchone()[0]
-    # A stem with a quote or a backslash (a path, code) cannot be a bare tsquery operand.
-    stems = [t for t in stems if "'" not in t and "\\" not in t]
+    # The query's first stems (store.event_search.MAX_QUERY_LEXEMES: a 5,000-word query
+    # nested its sum too deep for PostgreSQL). A stem with a quote or a backslash (a path,
+    # code) cannot be a bare tsquery operand.
+    stems = [t for t in query_lexemes(conn, query) if "'" not in t and "\\" not in t]
     if not stems:
         return []
     rare = [r[0] for r in conn.execute(

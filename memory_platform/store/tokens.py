@@ -1,4 +1,4 @@
-"""SQL of API tokens (migrations 0005 and 0009, the token's kind). Only hashes reach this module: the secret itself is
+"""SQL of API tokens (migrations 0005, 0009: the token's kind, and 0011: a collector's machine). Only hashes reach this module: the secret itself is
 made, shown and hashed in `memory_platform.vault.tokens`, and never written anywhere."""
 
 from collections.abc import Sequence
@@ -6,8 +6,10 @@ from collections.abc import Sequence
 import psycopg
 
 TOKEN_COLUMNS = ("id", "name", "kind", "namespaces", "created_at", "last_used_at",
-                 "revoked_at")
-_SELECT = ", ".join(TOKEN_COLUMNS)
+                 "revoked_at", "machine")
+# `machine`: the name of a collector token's machine (migration 0011), else NULL.
+_MACHINE = "(SELECT m.name FROM machines m WHERE m.id = api_tokens.machine_id) AS machine"
+_SELECT = ", ".join(TOKEN_COLUMNS[:-1]) + ", " + _MACHINE
 
 
 def _row(row) -> dict:
@@ -16,18 +18,19 @@ def _row(row) -> dict:
 
 def insert_token(
     conn: psycopg.Connection, *, name: str | None, token_hash: str, namespaces: Sequence[str],
-    kind: str = "agent",
+    kind: str = "agent", machine_id: int | None = None,
 ) -> dict:
     """Store a token's hash; without a name it is called `token-<id>`. A taken name raises
     ValueError (names are unique: the audit trail identifies a token by its name)."""
     try:
         row = conn.execute(
-            f"""INSERT INTO api_tokens (id, name, token_hash, namespaces, kind)
+            f"""INSERT INTO api_tokens (id, name, token_hash, namespaces, kind, machine_id)
                 SELECT s.id, COALESCE(%(name)s, 'token-' || s.id), %(hash)s, %(ns)s::text[],
-                       %(kind)s
+                       %(kind)s, %(machine)s
                 FROM (SELECT nextval(pg_get_serial_sequence('api_tokens', 'id')) AS id) s
                 RETURNING {_SELECT}""",
-            {"name": name, "hash": token_hash, "ns": list(namespaces), "kind": kind},
+            {"name": name, "hash": token_hash, "ns": list(namespaces), "kind": kind,
+             "machine": machine_id},
         ).fetchone()
     except psycopg.errors.UniqueViolation as exc:
         if "token_hash" in str(exc):  # 256 random bits colliding: never, but say so
@@ -60,7 +63,7 @@ def live_by_hash(conn: psycopg.Connection, token_hash: str) -> tuple[dict, str] 
                 RETURNING a.last_used_at)
             SELECT t.id, t.name, t.kind, t.namespaces, t.created_at,
                    COALESCE((SELECT last_used_at FROM touched), t.last_used_at),
-                   t.revoked_at, t.token_hash
+                   t.revoked_at, t.machine, t.token_hash
             FROM t""",
         {"hash": token_hash},
     ).fetchone()

@@ -11,7 +11,8 @@ decisions: approve, supersede, skip), queue.py (what waits for review), export.p
 tokens.py (API tokens and `Scope`), routing.py (which namespace a conversation feeds),
 models.py (the answer shapes REST and MCP share), demo.py (seeding the demo vault),
 gate.py (the dedup gate every entry to review passes: the dream's candidates and agents'
-ideas; with significant.py, its token rule, and judge.py, its LLM judge's prompt).
+ideas; with significant.py, its token rule, and judge.py, its LLM judge's prompt),
+imports/ (other tools' memories staged in `<ns>__ideas` for review).
 
 May import: query (embeddings), llm (the gate's judge), store, privacy, settings,
 synthetic (the demo vault's data). Never dream, Dagster or a face.

@@ -20,6 +20,7 @@ from pathlib import PurePath
 
 from memory_platform.privacy.personal import is_sensitive
 from memory_platform.query.embeddings import Embedder
+from memory_platform.query.inputs import check_optional_text
 from memory_platform.store import Database, memory_search
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
@@ -154,8 +155,8 @@ def context(
     Returns {context, memory_ids, index_ids, namespaces, tokens_used, token_budget,
     omitted, tokenizer}: context is "" when nothing qualifies; omitted counts relevant
     memories that did not fit."""
-    query = query.strip() if query else None
-    project = project.strip() if project else None
+    query = check_optional_text(query, "query").strip() if query else None  # a NUL: 422
+    project = check_optional_text(project, "project").strip() if project else None
     if token_budget < 64:
         raise ValueError("token_budget must be at least 64")
     if relevance not in RELEVANCE:

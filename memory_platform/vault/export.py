@@ -5,14 +5,16 @@ cap; the count is asserted), each with its state: `current` (holds now), `supers
 later fact replaced it: valid_to and superseded_by), `expired` (valid_to without a
 successor), `archived`, `cut` / `purged` (a curator's tombstone: its text is in the
 curator's archive until the purge), or for a shadow namespace its review state (`pending`,
-`approved`, `skipped`). Files are written whole (temporary file, then rename).
+`approved`, `skipped`). Files are written whole through the confined writer: a new
+temporary file (O_EXCL, a random name) in the target folder, then renamed over the name, so
+a symlink planted at the temporary name or the target is replaced, never written through.
 """
 
 import json
-import os
 from datetime import datetime, timezone
 from pathlib import Path
 
+from memory_platform.confined import Root
 from memory_platform.store import Database
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.vault import memories as vault
@@ -31,12 +33,6 @@ def memory_state(row: dict) -> str:
     if row["review"] is not None:
         return row["review"]
     return "current"
-
-
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _day(value) -> str:
@@ -96,7 +92,9 @@ def export_namespace(db: Database, namespace: str, out_dir: Path) -> dict:
     json_path, md_path = out_dir / f"{namespace}.json", out_dir / f"{namespace}.md"
     document = {"namespace": namespace, "exported_at": exported_at.isoformat(),
                 "total": total, "counts": counts, "memories": rows}
-    _write(json_path, json.dumps(document, default=str, ensure_ascii=False, indent=1) + "\n")
-    _write(md_path, to_markdown(namespace, rows, counts, exported_at))
+    root = Root(out_dir)
+    root.write(json_path.name, (json.dumps(document, default=str, ensure_ascii=False,
+                                           indent=1) + "\n").encode("utf-8"))
+    root.write(md_path.name, to_markdown(namespace, rows, counts, exported_at).encode("utf-8"))
     return {"namespace": namespace, "total": total, "counts": counts,
             "json": str(json_path), "markdown": str(md_path)}

@@ -5,8 +5,7 @@ the decisions are in `vault/review.py`."""
 
 from datetime import datetime, timezone
 
-from memory_platform.privacy.masking import mask_secrets
-from memory_platform.privacy.personal import mask_personal
+from memory_platform.privacy.egress import outgoing
 from memory_platform.store import Database, memory_search
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import review as store
@@ -101,7 +100,7 @@ def _entry(conn, row: dict, primary: str, model: VaultModel) -> dict:
     nearest = None
     if neighbour_is_current_primary and row["v_similarity"] is not None:
         nearest = {"id": row["v_neighbour_id"], "namespace": row["nb_namespace"],
-                   "text": row["nb_text"], "similarity": float(row["v_similarity"]),
+                   "text": _neighbour(row["nb_text"]), "similarity": float(row["v_similarity"]),
                    "from": "verdict"}
     else:
         nearest = _nearest(conn, row["id"], primary, model)
@@ -109,7 +108,7 @@ def _entry(conn, row: dict, primary: str, model: VaultModel) -> dict:
     if row["v_verdict"] == "contradiction" and row["v_neighbour_id"] is not None:
         contradicts = {
             "id": row["v_neighbour_id"], "namespace": row["nb_namespace"],
-            "text": row["nb_text"], "category": row["nb_category"],
+            "text": _neighbour(row["nb_text"]), "category": row["nb_category"],
             "status": row["nb_status"], "review": row["nb_review"],
             "valid_from": row["nb_valid_from"], "valid_to": row["nb_valid_to"],
             "superseded_by": row["nb_superseded_by"],
@@ -118,17 +117,24 @@ def _entry(conn, row: dict, primary: str, model: VaultModel) -> dict:
         }
     return {
         "id": row["id"], "namespace": row["namespace"], "target_namespace": primary,
-        "text": row["text"], "score": row["score"], "why": row["why"],
+        # credentials masked whatever the stored flag says; personal data kept for the
+        # reviewer's reveal of a sensitive one (privacy.egress)
+        "text": outgoing(row["text"]), "score": row["score"], "why": row["why"] and outgoing(row["why"]),
         "category": row["category"], "source": row["source"], "topic": row["topic"],
         # Personal data is shown masked until the reviewer reveals it.
         "sensitive": bool(row["sensitive"]),
-        "masked_text": mask_personal(mask_secrets(row["text"])[0]) if row["sensitive"]
-        else row["text"],
+        "masked_text": outgoing(row["text"], personal=bool(row["sensitive"])),
         "created_at": row["created_at"], "valid_from": row["valid_from"],
         "provenance": {"dream_run_id": row["dream_run_id"], "candidate_id": row["candidate_id"],
                        "source_event_ids": list(row["source_event_ids"] or [])},
         "verdict": verdict, "nearest": nearest, "contradicts": contradicts,
     }
+
+
+def _neighbour(text: str) -> str:
+    """Another memory quoted next to the one reviewed: shown masked as evidence is
+    (privacy.egress), it has no reveal of its own."""
+    return outgoing(text, personal=True)
 
 
 def _nearest(conn, memory_id: int, primary: str, model: VaultModel) -> dict | None:
@@ -143,7 +149,7 @@ def _nearest(conn, memory_id: int, primary: str, model: VaultModel) -> dict | No
     hit = next((h for h in found if h["id"] in current), None)
     if hit is None:
         return None
-    return {"id": hit["id"], "namespace": hit["namespace"], "text": hit["text"],
+    return {"id": hit["id"], "namespace": hit["namespace"], "text": _neighbour(hit["text"]),
             "similarity": float(hit["similarity"]), "from": "vector"}
 
 

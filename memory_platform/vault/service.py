@@ -16,6 +16,7 @@ or writes anything of `personal`.
 """
 
 from memory_platform.llm import LLM
+from memory_platform.privacy.egress import outgoing_fields
 from memory_platform.privacy.masking import MASK, looks_like_secret
 from memory_platform.query.embeddings import Embedder
 from memory_platform.query.inputs import InvalidInput, check_optional_text, check_text
@@ -33,6 +34,7 @@ MAX_PAGE = 1000
 MAX_TEXT_CHARS = 4000
 DEFAULT_PAGE = 100
 STATUSES = ("active", "archived", "all")
+IDEA_SOURCES = ("agent", "import")  # who suggests into <ns>__ideas: agents, other tools' stores
 
 
 class Forbidden(PermissionError):
@@ -136,7 +138,8 @@ def list_all(db: Database, scope: Scope, namespace: str, *,
     wanted = _status_filter(status)
     with db.connect() as conn:
         _require(conn, scope, namespace)
-    return vault_service.list_all(db, namespace, status=wanted)
+    rows, total = vault_service.list_all(db, namespace, status=wanted)
+    return [shown(r) for r in rows], total
 
 
 def list_page(db: Database, scope: Scope, namespace: str, *, after_id: int = 0,
@@ -152,8 +155,8 @@ def list_page(db: Database, scope: Scope, namespace: str, *, after_id: int = 0,
         _require(conn, scope, namespace)
         items, total, next_after = memory_store.page(conn, namespace, after_id=after_id,
                                                      limit=limit, status=wanted)
-    return {"namespace": namespace, "status": status, "items": items, "total": total,
-            "next_after_id": next_after}
+    return {"namespace": namespace, "status": status, "items": [shown(r) for r in items],
+            "total": total, "next_after_id": next_after}
 
 
 def get(db: Database, scope: Scope, memory_id: int) -> dict:
@@ -162,7 +165,28 @@ def get(db: Database, scope: Scope, memory_id: int) -> dict:
         row = memory_store.get_memory(conn, memory_id)
     if row is None or not scope.permits(row["namespace"]):
         raise NotFound(f"no memory with id {memory_id}")
-    return row
+    return _shown(row)
+
+
+def _shown(row: dict) -> dict:
+    """A memory as the services acting on it see it (privacy.egress): a credential in its
+    text masked, whatever the row's flag (writes refuse credentials, but a pattern may be
+    newer than the row)."""
+    return outgoing_fields(row, ("text", "why", "review_note"))
+
+
+def shown(row: dict) -> dict:
+    """A memory as a read leaves the vault (REST, MCP, the CLI): `_shown`, and personal
+    data masked too when the memory is sensitive (agreed policy of issue 20: an agent never
+    sees it; the review page alone shows a sensitive text on purpose, beside its masked
+    copy, vault/queue.py)."""
+    return outgoing_fields(_shown(row), ("text", "why", "review_note"),
+                           personal=bool(row.get("sensitive")))
+
+
+def read(db: Database, scope: Scope, memory_id: int) -> dict:
+    """`get` as it leaves the vault: `shown`."""
+    return shown(get(db, scope, memory_id))
 
 
 def embed_text(embedder: Embedder | None, text: str):
@@ -193,10 +217,12 @@ def add(db: Database, scope: Scope, namespace: str, text: str, category: str | N
 
 def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str | None, *,
              actor: str, why: str | None = None, embedder: Embedder | None = None,
-             topic: str | None = None, llm: LLM | None = None) -> dict:
+             topic: str | None = None, llm: LLM | None = None,
+             source: str = "agent") -> dict:
     """An agent's write: always into `<primary>__ideas` (source 'agent', review 'pending'),
     whether `namespace` names the primary or its ideas shadow; never a primary namespace.
-    Text that looks like a credential is refused.
+    Text that looks like a credential is refused. A memory imported from another tool
+    (vault/imports) is staged the same way, as source 'import'.
 
     An idea passes the dedup gate a dream candidate passes (vault/gate.py): text already in
     the primary or pending in ideas, a near-identical statement of a known fact (same
@@ -211,6 +237,8 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
         raise ValueError(f"{namespace!r} holds the dream's output; agents suggest into "
                          f"<namespace>__ideas")
     primary = namespace if kind == "primary" else primary
+    if source not in IDEA_SOURCES:
+        raise ValueError(f"a suggestion's source is one of {', '.join(IDEA_SOURCES)}")
     check(scope, primary)
     _check_text(text, category)
     check_optional_text(why, "why")
@@ -248,7 +276,7 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
                 labelled = vault_service.label(conn, target, text, category, topic)
                 memory_id, created = memory_store.add_memory(
                     conn, namespace=target, text=text, category=labelled.category,
-                    source="agent", review="pending", why=why, actor=actor,
+                    source=source, review="pending", why=why, actor=actor,
                     topic=labelled.topic, verdict=verdict.verdict if verdict else None)
                 memory_embeddings.write_memory_embeddings(conn, embedder.name, embedder.dims,
                                                           [(memory_id, vector)])
@@ -383,4 +411,7 @@ def search(db: Database, scope: Scope, query: str, *, namespace: str | None = No
                                            include_superseded=include_superseded)
     # Defence in depth: nothing outside the scope leaves, whatever the SQL returned.
     hits = [h for h in hits if scope.permits(h["namespace"])]
+    with db.connect() as conn:  # a hit does not carry the flag: asked of the rows found
+        sensitive = memory_store.sensitive_ids(conn, [h["id"] for h in hits])
+    hits = [shown({**h, "sensitive": h["id"] in sensitive}) for h in hits]
     return {"query": query, "namespaces": searched, "hits": hits}

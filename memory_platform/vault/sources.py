@@ -13,16 +13,18 @@ This is the rule for the dashboard's `/review/event/{id}`; enforced here, not in
 route, so every face that shows a source turn applies it.
 """
 
-from memory_platform.privacy.masking import mask_secrets
-from memory_platform.query import search as cairn
+from memory_platform.privacy.egress import outgoing_counted, outgoing_value
+from memory_platform.query import reading
 from memory_platform.store import Database
 from memory_platform.vault import service
 from memory_platform.vault.tokens import Scope
 
 
-def _masked(event: dict) -> tuple[dict, int]:
-    text, hits = mask_secrets(event.get("text") or "")
-    return {**event, "text": text}, hits
+def _masked(event: dict, personal: bool) -> tuple[dict, int]:
+    # the text, and the attrs beside it (a tool's input, a title): cairn verbatim either way
+    text, hits = outgoing_counted(event.get("text"), personal=personal)
+    return {**event, "text": text,
+            "attrs": outgoing_value(event.get("attrs"), personal=personal)}, hits
 
 
 def source_turn(db: Database, scope: Scope, event_id: int, *, memory_id: int | None = None,
@@ -32,22 +34,24 @@ def source_turn(db: Database, scope: Scope, event_id: int, *, memory_id: int | N
     cites `event_id`: otherwise Forbidden (the event is not theirs to read) or NotFound (no
     such memory in scope). NotFound too for an event that does not exist."""
     if scope.unrestricted:
-        found = cairn.get_event(db, event_id, before=context, after=context)
+        found = reading.get_event(db, event_id, before=context, after=context)
         if found is None:
             raise service.NotFound(f"no event with id {event_id}")
         turns = [found["event"], *found["before"], *found["after"]]
-        limited = False
+        limited, personal = False, False
     else:
         if memory_id is None:
             raise service.Forbidden("a scoped token reads a source turn only through the "
                                     "memory that cites it (?memory=<id>)")
-        cited = [int(i) for i in service.get(db, scope, memory_id)["source_event_ids"] or []]
+        memory = service.get(db, scope, memory_id)
+        personal = bool(memory.get("sensitive"))
+        cited = [int(i) for i in memory["source_event_ids"] or []]
         if event_id not in cited:
             raise service.Forbidden(f"memory {memory_id} does not cite event {event_id}; a "
                                     f"scoped token opens only the turns its own entries cite")
         turns = []
         for cited_id in dict.fromkeys(cited):
-            found = cairn.get_event(db, cited_id)
+            found = reading.get_event(db, cited_id)
             if found is not None:
                 turns.append(found["event"])
         main = next((t for t in turns if t["event_id"] == event_id), None)
@@ -62,11 +66,11 @@ def source_turn(db: Database, scope: Scope, event_id: int, *, memory_id: int | N
     for key in ("before", "after"):
         rows = []
         for turn in sorted(found[key], key=_order):
-            row, hits = _masked(turn)
+            row, hits = _masked(turn, personal)
             masked += hits
             rows.append(row)
         shown[key] = rows
-    event, hits = _masked(found["event"])
+    event, hits = _masked(found["event"], personal)
     return {"event": event, **shown, "masked": masked + hits, "limited": limited}
 
 

@@ -20,6 +20,9 @@ may write depends on its kind (migration 0009):
   only entries of `__ideas`, and never decides a review. New tokens are `agent` unless made
   `person` on purpose (least privilege); tokens from before kinds existed are `person`
   (that is how they behaved).
+- `collector`: a machine's collector (memory-platform collect, issue 24), bound to that
+  machine: it may only append raw records for it (POST /ingest/{machine}/records); it names
+  no namespace, and every other route refuses it (api/access.py).
 """
 
 import hashlib
@@ -28,13 +31,14 @@ import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from memory_platform.ingest import machines
 from memory_platform.store import Database
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import tokens as store
 
 PREFIX = "mp_"
 RESERVED_NAMES = ("admin", "local")
-KINDS = ("person", "agent")
+KINDS = ("person", "agent", "collector")
 
 
 @dataclass(frozen=True)
@@ -108,27 +112,38 @@ class Token:
     name: str
     scope: Scope
     kind: str = "person"
+    machine: str | None = None  # a collector token's machine
 
     @property
     def actor(self) -> str:
         return f"api:{self.name}"
 
 
-def create(db: Database, namespaces: Iterable[str] | str, name: str | None = None,
-           kind: str = "agent") -> tuple[dict, str]:
-    """Create a token of `kind` ('agent', the default: least privilege, or 'person'); return
-    (its row, the secret). The secret is returned here once and exists nowhere else
-    afterwards."""
+def create(db: Database, namespaces: Iterable[str] | str | None, name: str | None = None,
+           kind: str = "agent", machine: str | None = None) -> tuple[dict, str]:
+    """Create a token of `kind` ('agent', the default: least privilege, 'person', or
+    'collector' for `machine`, made if new); return (its row, the secret). The secret is
+    returned here once and exists nowhere else afterwards."""
     if kind not in KINDS:
         raise ValueError(f"unknown token kind {kind!r}; use one of {', '.join(KINDS)}")
-    allowed = parse_namespaces(namespaces)
+    machine_id = None
+    if kind == "collector":
+        if not machine or namespaces:
+            raise ValueError("a collector token names its machine (--machine NAME) and no "
+                             "namespace: it only appends that machine's raw records")
+        allowed: list[str] = []
+        machine_id = machines.ensure(db, machine).id
+    elif machine:
+        raise ValueError("only a collector token is bound to a machine (--kind collector)")
+    else:
+        allowed = parse_namespaces(namespaces or "")
     if name is not None and name.strip().lower() in RESERVED_NAMES:
         raise ValueError(f"the token name {name!r} is reserved (the audit trail records the "
                          f"admin token as api:admin and open loopback calls as api:local)")
     secret = PREFIX + secrets.token_urlsafe(32)
     with db.connect() as conn:
         row = store.insert_token(conn, name=name, token_hash=hash_secret(secret),
-                                 namespaces=allowed, kind=kind)
+                                 namespaces=allowed, kind=kind, machine_id=machine_id)
     return row, secret
 
 
@@ -145,6 +160,9 @@ def verify(db: Database, secret: str | None) -> Token | None:
     row, stored = found
     if not hmac.compare_digest(stored.encode(), presented.encode()):
         return None
+    if row["kind"] == "collector":  # no namespace at all; api/access.py admits it once
+        return Token(id=int(row["id"]), name=row["name"], kind="collector",
+                     scope=Scope(frozenset(), agent=True), machine=row["machine"])
     return Token(id=int(row["id"]), name=row["name"], kind=row["kind"],
                  scope=Scope.of(row["namespaces"], agent=row["kind"] == "agent"))
 

@@ -168,3 +168,64 @@ def test_a_too_deep_record_under_a_key_costs_only_itself(records, bad, seed):
         (i + 1 + (i >= index), r) for i, r in enumerate(records)]
     [note] = [g for g in got if isinstance(g, RecordNote)]
     assert note.index == index + 1 and note.skipped
+
+
+# --- what counts toward a record's size (issue 20, defect 9) ---------------------------------
+
+
+def test_whitespace_outside_strings_counts_toward_no_record():
+    # Runs longer than a read (64 KiB) count for nothing wherever the reads split them;
+    # one inside a single read counts (bounded by the read).
+    blank = b" \n\t\r" * (1 << 17)  # 512 KiB, five times the record limit
+    data = (b'[{"a": 1},' + blank + b'{"b": 2},\n{"c":' + blank + b'3}' + blank + b',' + blank
+            + b'{"d": "' + b"x" * 100 + b'"}]')
+    limits = Limits(max_record=100_000)
+    for seed in (0, 1, 2):
+        got = read_all(data, seed=seed, limits=limits)
+        assert got == [(1, {"a": 1}), (2, {"b": 2}), (3, {"c": 3}), (4, {"d": "x" * 100})]
+    with_reads = list(iter_records(io.BytesIO(data), "item", limits))  # 64 KiB reads
+    assert with_reads == got
+
+
+def test_a_file_may_start_with_any_amount_of_whitespace():
+    from memory_platform.adapters._json_stream import peek_start
+
+    first, stream = peek_start(io.BytesIO(b"\xef\xbb\xbf" + b" \n" * (3 << 20) + b'[{"a": 1}]'))
+    assert first == b"[" and list(iter_records(stream)) == [(1, {"a": 1})]
+    first, _ = peek_start(io.BytesIO(b" " * (3 << 20)))
+    assert first == b""  # blank is blank, however long
+
+
+def test_a_cut_string_counts_only_its_kept_part():
+    # what follows the cut string reaches past the read that ends it: the size is checked
+    data = json.dumps([{"a": 1}, {"s": "y" * 50_000, "t": "after", "u": "v" * 900,
+                                  "w": ["z" * 900] * 5}, {"b": 2}]).encode()
+    got = read_all(data, limits=Limits(max_string=1_000, max_record=10_000))
+    records = [g for g in got if not isinstance(g, RecordNote)]
+    notes = [g for g in got if isinstance(g, RecordNote)]
+    assert [i for i, _ in records] == [1, 2, 3]  # before: record 2 dropped as too large
+    assert records[1][1]["t"] == "after" and len(records[1][1]["s"]) <= 1_000
+    assert [(n.index, n.skipped) for n in notes] == [(2, False)]
+    assert "was cut to its first 1000 bytes" in notes[0].message
+
+
+def test_a_record_whose_content_is_too_large_is_still_skipped():
+    limits = Limits(max_string=1_000, max_record=10_000)
+    # many kept strings (of spaces: whitespace inside strings is content) and many cut ones
+    for middle in ({f"k{i}": " " * 900 for i in range(20)},
+                   {f"k{i}": "z" * 5_000 for i in range(20)}):
+        data = json.dumps([{"a": 1}, middle, {"b": 2}]).encode()
+        got = read_all(data, limits=limits)
+        records = [g for g in got if not isinstance(g, RecordNote)]
+        skipped = [g for g in got if isinstance(g, RecordNote) and g.skipped]
+        assert [i for i, _ in records] == [1, 3]
+        assert [(n.index, n.message) for n in skipped] == [(2, "larger than 10000 bytes")]
+
+
+def test_the_records_before_a_too_large_one_in_the_same_read_stand():
+    # records 1, 2 and the start of 3 in the first 64 KiB read: the stop used to drop the
+    # whole read, records 1 and 2 with it
+    data = json.dumps([{"a": 1}, {"b": 2}, {"big": ["z" * 900] * 100}, {"c": 3}]).encode()
+    got = list(iter_records(io.BytesIO(data), "item", Limits(max_record=10_000)))
+    assert got == [(1, {"a": 1}), (2, {"b": 2}),
+                   RecordNote(3, "larger than 10000 bytes", skipped=True), (4, {"c": 3})]

@@ -1,7 +1,7 @@
 """Fixtures for the curator's tests: a small git repository whose code contradicts one of
 its memories, a namespace of memories (true, stale, duplicated, a decision record), a
 scripted model that answers from the listing it is shown, and a fake `claude` executable
-that records how it was run and writes a verdict file."""
+that records how it was run and saves its verdict through the curator's MCP server."""
 
 import json
 import os
@@ -132,22 +132,49 @@ def good_plan(handles: dict[str, int]) -> dict:
 
 
 FAKE_CLAUDE = r'''#!{python}
-"""A fake `claude`: records its cwd, argv and the task file it was pointed at, then writes
-the verdict it is told to (FAKE_CLAUDE_VERDICT, a JSON file; or a plan module) into the
-verdict file named in its prompt, and prints a result object as `claude -p` does."""
-import json, os, re, sys
-prompt = sys.argv[sys.argv.index("-p") + 1]
-task_path = re.search(r"Read the task in (\S+) and", prompt).group(1)
-verdict_path = re.search(r"JSON object to (\S+) with", prompt).group(1)
-task = open(task_path, encoding="utf-8").read()
-log = os.environ["FAKE_CLAUDE_LOG"]
-with open(log, "a", encoding="utf-8") as out:
-    out.write(json.dumps({{"cwd": os.getcwd(), "argv": sys.argv, "task": task,
-                          "task_path": task_path, "verdict_path": verdict_path}}) + "\n")
-sys.path.insert(0, os.environ["FAKE_CLAUDE_PLAN_DIR"])
+"""A fake `claude -p`: reads the task on stdin, starts the one MCP server its --mcp-config
+names as Claude Code does (the server's env over its own), lists that server's tools, runs
+the plan's PROBES (tool calls whose answers it records), saves the plan's verdict with
+write_verdict, records what it saw (cwd, argv, environment, task, tools, probes) in
+calls.jsonl beside itself (its environment is allow-listed: nothing tells it where), and
+prints a result object as `claude -p` does."""
+import asyncio, json, os, sys
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
 import plan
-with open(verdict_path, "w", encoding="utf-8") as out:
-    out.write(json.dumps(plan.verdict(task)))
+from mcp import Client, StdioServerParameters
+
+argv = sys.argv
+task = sys.stdin.read()
+with open(argv[argv.index("--mcp-config") + 1], encoding="utf-8") as f:
+    config = json.load(f)
+[(name, server)] = config["mcpServers"].items()
+
+
+def text(answer):
+    return "".join(getattr(c, "text", "") for c in answer.content)
+
+
+async def drive():
+    params = StdioServerParameters(command=server["command"], args=server["args"],
+                                   env={{**os.environ, **server.get("env", {{}})}})
+    async with Client(params, read_timeout_seconds=120) as client:
+        tools = sorted(t.name for t in (await client.list_tools()).tools)
+        probes = []
+        for tool, arguments in getattr(plan, "PROBES", []):
+            answer = await client.call_tool(tool, arguments)
+            probes.append({{"tool": tool, "arguments": arguments, "error": answer.is_error,
+                           "text": text(answer)}})
+        saved = await client.call_tool("write_verdict",
+                                       {{"verdict": json.dumps(plan.verdict(task))}})
+        return tools, probes, text(saved)
+
+
+tools, probes, saved = asyncio.run(drive())
+with open(os.path.join(here, "calls.jsonl"), "a", encoding="utf-8") as out:
+    out.write(json.dumps({{"cwd": os.getcwd(), "argv": argv, "env": dict(os.environ),
+                          "task": task, "server": name, "tools": tools, "probes": probes,
+                          "saved": saved}}) + "\n")
 print(json.dumps({{"type": "result", "subtype": "success", "is_error": False,
                   "result": "done", "usage": {{"input_tokens": 1200, "output_tokens": 80}},
                   "total_cost_usd": 0.0123,
@@ -157,20 +184,25 @@ print(json.dumps({{"type": "result", "subtype": "success", "is_error": False,
 PLAN_MODULE = '''import json, re, sys
 sys.path.insert(0, {helpers!r})
 from curator import handles_in, {plan_name} as plan_fn
+PROBES = json.loads({probes!r})
 def verdict(task):
     return plan_fn(handles_in(task))
 '''
 
 
-def install_fake_claude(folder: Path, plan_name: str = "good_plan") -> dict:
+def install_fake_claude(folder: Path, plan_name: str = "good_plan",
+                        probes: list[tuple[str, dict]] = ()) -> dict:
     """A `claude` executable in `folder` (put it first on PATH), answering with the plan
-    named (a function of this module). Returns {bin, log}."""
+    named (a function of this module) after calling the tools in `probes`. Returns {bin,
+    log, env}: `env` holds variables a test may export to see that the child never gets
+    them."""
     folder.mkdir(parents=True, exist_ok=True)
     exe = folder / "claude"
     exe.write_text(FAKE_CLAUDE.format(python=sys.executable))
     exe.chmod(exe.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
     (folder / "plan.py").write_text(PLAN_MODULE.format(
-        helpers=str(Path(__file__).parent), plan_name=plan_name))
+        helpers=str(Path(__file__).parent), plan_name=plan_name,
+        probes=json.dumps([list(p) for p in probes])))
     return {"bin": folder, "log": folder / "calls.jsonl",
             "env": {"FAKE_CLAUDE_LOG": str(folder / "calls.jsonl"),
                     "FAKE_CLAUDE_PLAN_DIR": str(folder)}}
@@ -243,3 +275,19 @@ class NoEmbed:
 
     def embed(self, texts):
         return [np.array([0.0, 1.0, 0.0], dtype=np.float32) for _ in texts]
+
+
+def beyond_the_listing(handles: dict[str, int]) -> dict:
+    """A verdict naming handles the listing does not have: one past the last, and 0 (which
+    a Python index would read as the last memory)."""
+    last = max(handles.values())
+    return {"cuts": [
+        {"handle": last + 1, "reason": "stale",
+         "evidence": [{"date": "2025-01-01", "note": "long ago"}]},
+        {"handle": 0, "reason": "stale", "evidence": [{"date": "2025-01-01", "note": "zero"}]}],
+        "merges": [{"handles": [0, last + 1], "text": "nothing", "why": "out of range"}]}
+
+
+def keep_all(handles: dict[str, int]) -> dict:
+    """A verdict that cuts nothing."""
+    return {"cuts": [], "merges": [], "contradictions": []}

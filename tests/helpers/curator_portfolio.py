@@ -96,7 +96,7 @@ def plant_portfolio(db, cairn_project: str) -> date:
     drift = projects.add(db, everyone, name="Drift", namespace="work", actor="test",
                          status="idea")
     for what in ("the parser reads every format", "the importer resumes"):
-        projects.milestone(db, everyone, atlas["id"], what, actor="test", agent=False)
+        projects.milestone(db, everyone, atlas["id"], what, actor="test")
     projects.edit(db, everyone, drift["id"], actor="test", archived=True)
     monday = projects.week_start(projects.utc_today())
     snapshots.take_snapshot(db, monday, run_id="plant")

@@ -45,6 +45,7 @@ class World:
     personal_project: int = 0  # an orchard project of personal (by id: its name is marked)
     work_finding: int = 0  # an open lint finding about work_memory
     personal_finding: int = 0  # one about personal_memory (its evidence quotes the mark)
+    collector: str = ""  # machine `laptop`'s collector token (may only push for laptop)
 
 
 def bearer(secret: str) -> dict:
@@ -88,5 +89,9 @@ def build(db, tmp_path) -> World:
     _, work_agent = tokens.create(db, ["work"], name="work-agent", kind="agent")
     _, personal_person = tokens.create(db, ["personal"], name="personal-person",
                                        kind="person")
+    _, collector = tokens.create(db, None, name="laptop-collector", kind="collector",
+                                 machine="laptop")
+    tokens.create(db, None, name="desk-collector", kind="collector", machine="desk")
     return World(turns, work_memory, personal_memory, work_entry, personal_entry,
-                 work_person, work_agent, personal_person, personal_project, *findings)
+                 work_person, work_agent, personal_person, personal_project, *findings,
+                 collector)

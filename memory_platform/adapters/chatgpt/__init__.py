@@ -34,13 +34,16 @@ from memory_platform.adapters._json_stream import (
 from memory_platform.adapters.base import (
     Conversation,
     Item,
+    Listing,
     ParseIssue,
+    ZipArchive,
     discover_files,
     is_future,
     parse_epoch,
 )
 from memory_platform.adapters.chatgpt.messages import node_event
 from memory_platform.adapters.chatgpt.tree import active_path, parents_first
+from memory_platform.confined import open_file
 
 SHARD_GLOB = "conversations*.json"
 _OWN = frozenset({"ChatGPT"})
@@ -64,7 +67,7 @@ def _looks_like_chatgpt(opener: Opener) -> bool:
 
 
 def _file_is_chatgpt(path: Path) -> bool:
-    return _looks_like_chatgpt(lambda: open(path, "rb"))
+    return _looks_like_chatgpt(lambda: open_file(path))
 
 
 def _shard_members(names: list[str]) -> list[str]:
@@ -73,7 +76,7 @@ def _shard_members(names: list[str]) -> list[str]:
 
 def _zip_is_chatgpt(path: Path) -> bool:
     try:
-        with zipfile.ZipFile(path) as archive:
+        with ZipArchive(path) as archive:
             for member in _shard_members(archive.namelist()):
                 if _looks_like_chatgpt(lambda m=member: archive.open(m)):
                     return True
@@ -85,7 +88,7 @@ def _zip_is_chatgpt(path: Path) -> bool:
 class ChatGptAdapter:
     source = "chatgpt"
 
-    def discover(self, path: Path) -> Iterator[Path]:
+    def discover(self, path: Path) -> Listing:
         return discover_files(path, {SHARD_GLOB: _file_is_chatgpt, "*.zip": _zip_is_chatgpt})
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
@@ -95,7 +98,7 @@ class ChatGptAdapter:
         if is_zip(path):
             yield from self._parse_zip(path, seen)
         else:
-            yield from self._parse_file(lambda: open(path, "rb"), str(path), seen)
+            yield from self._parse_file(lambda: open_file(path), str(path), seen)
 
     def _parse_zip(self, path: Path, seen: set[str]) -> Iterator[Item]:
         archive = open_zip(path)

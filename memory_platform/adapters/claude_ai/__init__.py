@@ -26,8 +26,9 @@ from memory_platform.adapters._json_stream import (
     peek_start,
     stream_array,
 )
-from memory_platform.adapters.base import Item, ParseIssue, discover_files
+from memory_platform.adapters.base import Item, Listing, ParseIssue, ZipArchive, discover_files
 from memory_platform.adapters.claude_ai.records import conversation_items, project_items
+from memory_platform.confined import open_file
 
 CONVERSATIONS = "conversations.json"
 PROJECTS = "projects.json"
@@ -56,7 +57,7 @@ def _looks_like_claude(opener: Opener) -> bool:
 
 
 def _file_is_claude(path: Path) -> bool:
-    return _looks_like_claude(lambda: open(path, "rb"))
+    return _looks_like_claude(lambda: open_file(path))
 
 
 def _beside_claude_conversations(projects: Path) -> bool:
@@ -68,7 +69,7 @@ def _beside_claude_conversations(projects: Path) -> bool:
 
 def _zip_is_claude(path: Path) -> bool:
     try:
-        with zipfile.ZipFile(path) as archive:
+        with ZipArchive(path) as archive:
             for member in archive.namelist():
                 if basename(member) == CONVERSATIONS:
                     return _looks_like_claude(lambda m=member: archive.open(m))
@@ -80,7 +81,7 @@ def _zip_is_claude(path: Path) -> bool:
 class ClaudeAiAdapter:
     source = "claude-ai"
 
-    def discover(self, path: Path) -> Iterator[Path]:
+    def discover(self, path: Path) -> Listing:
         return discover_files(
             path,
             {
@@ -96,9 +97,9 @@ class ClaudeAiAdapter:
         if is_zip(path):
             yield from self._parse_zip(path)
         elif path.name == PROJECTS:
-            yield from self._parse_projects(lambda: open(path, "rb"), label)
+            yield from self._parse_projects(lambda: open_file(path), label)
         else:
-            yield from self._parse_conversations(lambda: open(path, "rb"), label)
+            yield from self._parse_conversations(lambda: open_file(path), label)
 
     def _parse_zip(self, path: Path) -> Iterator[Item]:
         archive = open_zip(path)

@@ -41,6 +41,7 @@ from memory_platform.adapters.base import (
     Conversation,
     Event,
     Item,
+    Listing,
     ParseIssue,
     discover_files,
     is_future,
@@ -92,6 +93,10 @@ def _is_transcript(relative: PurePath) -> bool:
     return relative.name != "history.jsonl" and "tool-results" not in relative.parts
 
 
+def _holds_turns(folder: PurePath) -> bool:
+    return folder.name != "tool-results"
+
+
 def _str(value: Any) -> str | None:
     return value if isinstance(value, str) and value else None
 
@@ -99,8 +104,8 @@ def _str(value: Any) -> str | None:
 class ClaudeCodeAdapter:
     source = "claude-code"
 
-    def discover(self, path: Path) -> Iterator[Path]:
-        return discover_files(path, {"*.jsonl": None}, _is_transcript)
+    def discover(self, path: Path) -> Listing:
+        return discover_files(path, {"*.jsonl": None}, _is_transcript, descend=_holds_turns)
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
         path = Path(path)

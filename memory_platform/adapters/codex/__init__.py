@@ -37,6 +37,7 @@ from memory_platform.adapters.base import (
     Conversation,
     Event,
     Item,
+    Listing,
     ParseIssue,
     discover_files,
     is_future,
@@ -60,6 +61,7 @@ from memory_platform.adapters.jsonl import (
     str_or_dump,
     unreadable,
 )
+from memory_platform.confined import open_file
 
 # event_msg types that only repeat a response_item turn for the UI.
 _DUPLICATE_EVENTS = frozenset(
@@ -76,7 +78,7 @@ _DUPLICATE_EVENTS = frozenset(
 class CodexAdapter:
     source = "codex"
 
-    def discover(self, path: Path) -> Iterator[Path]:
+    def discover(self, path: Path) -> Listing:
         return discover_files(path, {"rollout-*.jsonl": None})
 
     def parse(self, path: Path, start_offset: int = 0, start_line: int = 0) -> Iterator[Item]:
@@ -115,7 +117,7 @@ class CodexAdapter:
 
     @staticmethod
     def _resume_context(path: Path, offset: int, session: Session) -> None:
-        with open(path, "rb") as fh:
+        with open_file(path) as fh:
             first = fh.readline()
         try:
             value = json.loads(first.decode("utf-8", "replace"))

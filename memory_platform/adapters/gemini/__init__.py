@@ -45,7 +45,9 @@ from memory_platform.adapters._json_stream import (
 )
 from memory_platform.adapters.base import (
     Item,
+    Listing,
     ParseIssue,
+    ZipArchive,
     discover_files,
     is_future,
     parse_iso,
@@ -53,6 +55,7 @@ from memory_platform.adapters.base import (
 from memory_platform.adapters.gemini.activity_html import parse_html, parse_local_time
 from memory_platform.adapters.gemini.html_text import html_to_text
 from memory_platform.adapters.gemini.rows import FileState, is_gemini_row, turn_items
+from memory_platform.confined import open_file
 
 __all__ = ["GeminiAdapter", "adapter", "html_to_text", "is_gemini_row", "parse_local_time"]
 
@@ -71,7 +74,7 @@ class GeminiAdapter:
         # rows of other products per file of the last parse (they are not ours to import)
         self.skipped_foreign: dict[str, int] = {}
 
-    def discover(self, path: Path) -> Iterator[Path]:
+    def discover(self, path: Path) -> Listing:
         # every name: My Activity files are localized, so only the suffix is known
         return discover_files(path, {"*": _file_is_gemini}, _may_hold_gemini)
 
@@ -80,7 +83,7 @@ class GeminiAdapter:
         if is_zip(path):
             yield from self._parse_zip(path)
         else:
-            yield from self._parse_any(lambda: open(path, "rb"), str(path))
+            yield from self._parse_any(lambda: open_file(path), str(path))
 
     def _parse_zip(self, path: Path) -> Iterator[Item]:
         archive = open_zip(path)
@@ -218,12 +221,12 @@ def _may_hold_gemini(relative: PurePath) -> bool:
 def _file_is_gemini(path: Path) -> bool:
     if path.suffix.lower() == ".zip":
         return bool(_zip_gemini_members(path))
-    return _looks_like_gemini(lambda: open(path, "rb"))
+    return _looks_like_gemini(lambda: open_file(path))
 
 
 def _zip_gemini_members(path: Path) -> list[str]:
     try:
-        with zipfile.ZipFile(path) as archive:
+        with ZipArchive(path) as archive:
             return [
                 m for m in sorted(archive.namelist())
                 if basename(m).lower().endswith(_SUFFIXES)

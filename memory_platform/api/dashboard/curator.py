@@ -18,7 +18,7 @@ cannot send without a CORS preflight this app never grants (api/http_guards.py).
 from datetime import datetime, timezone
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, HTTPException
+from fastapi import APIRouter, Depends, HTTPException, Path
 from fastapi.responses import HTMLResponse
 
 from memory_platform.api.access import Caller, Rule, Rules
@@ -69,7 +69,8 @@ def curator_page_router(database, rules: Rules) -> APIRouter:
                           actor=_actor(caller))
 
     @router.post("/api/curator/cuts/{memory_id:int}/restore")
-    def restore(memory_id: int, caller: Reviewer) -> dict:
+    def restore(memory_id: Annotated[int, Path(ge=1, le=service.MAX_ID)],
+                caller: Reviewer) -> dict:
         try:
             row = service.restore(database, caller.scope, memory_id, actor=_actor(caller))
         except service.NotFound as exc:  # outside the scope reads as missing

@@ -4,7 +4,9 @@ milestone, a form to add one, and (for an unscoped caller) the proposals discove
 to accept or dismiss.
 
 The page is rendered here; its forms are sent by static/orchard.js as JSON to the REST
-routes (api/orchard.py), which hold the rules. JSON and not form posts: a cross-site page
+routes (api/orchard.py), whose services hold the rules (an agent's cookie gets the agent
+rules there; the ranking and the list show only what the caller's scope may read, masked:
+orchard/reading.py). JSON and not form posts: a cross-site page
 cannot send a JSON request without a CORS preflight this app never grants, so an open
 loopback server takes no edit from another site.
 """
@@ -30,7 +32,7 @@ def orchard_page_router(database: Database, rules: Rules) -> APIRouter:
         # The plain ranking: a page load never waits for (or pays) a model.
         ranking = week.week(database, caller.scope)
         listed = projects.list_projects(database, caller.scope, include_archived=True)
-        proposals = (discovery.list_proposals(database)
+        proposals = (discovery.list_proposals(database, caller.scope)
                      if caller.scope.unrestricted else None)
         return pages.page("orchard.html", ranking=ranking, projects=listed,
                           proposals=proposals, statuses=projects.STATUSES,
