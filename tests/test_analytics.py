@@ -124,6 +124,27 @@ def world(pg_admin_url, tmp_path_factory):
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+def collected_on_a_second_machine(db, settings) -> dict[str, int]:
+    """One conversation's events moved to a machine 'laptop' (as a collector's pushes would
+    have recorded them) and their days' lake files rewritten; the events per machine name."""
+    with db.connect() as conn:
+        laptop = conn.execute("INSERT INTO machines (name) VALUES ('laptop') "
+                              "RETURNING id").fetchone()[0]
+        conn.execute("UPDATE events SET machine_id = %s WHERE conversation_id = "
+                     "(SELECT min(conversation_id) FROM events)", (laptop,))
+        days = [r[0] for r in conn.execute(
+            "SELECT DISTINCT (occurred_at AT TIME ZONE 'UTC')::date FROM events "
+            "WHERE machine_id = %s", (laptop,)).fetchall()]
+        counts = dict(conn.execute("SELECT m.name, count(*) FROM events e JOIN machines m "
+                                   "ON m.id = e.machine_id GROUP BY 1").fetchall())
+    for day in days:
+        start = datetime(day.year, day.month, day.day, tzinfo=timezone.utc)
+        raw_lake.write_partition(db, settings.lake, day.isoformat(), start,
+                                 start + timedelta(days=1))
+    assert len(counts) == 2 and counts["laptop"] > 0
+    return counts
+
+
 def build(world, llm, *, selection=None, raise_on_error=True, partition_key=MONDAY):
     resources = {**defs.resources, "llm": LLMFactory(llm) if llm else LLMFactory()}
     job = dg.Definitions(assets=defs.assets, resources=resources, jobs=[weekly_report_job]
@@ -151,6 +172,7 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
         return real_connect(sock, address)
 
     monkeypatch.setattr(socket.socket, "connect", loopback_only)
+    by_machine = collected_on_a_second_machine(db, settings)
     run = build(world, llm)
     assert run.success
     checks = run.get_asset_check_evaluations()
@@ -199,6 +221,10 @@ def test_weekly_job_builds_the_marts_with_every_test_passing_and_a_deterministic
     assert {d: int(n) for d, n in per_day} == by_day
     _, turns = service.run_sql(settings, "SELECT sum(events) FROM marts.daily_activity")
     assert turns[0][0] == events
+    # every event counted on the machine it was collected on (the lake says its name)
+    _, machines = service.run_sql(settings, "SELECT machine, sum(events) "
+                                            "FROM marts.daily_activity GROUP BY 1")
+    assert {m: int(n) for m, n in machines} == by_machine
     _, nights = service.run_sql(settings, "SELECT sum(turns_read) FROM marts.dream_nights")
     assert nights[0][0] > 0
 

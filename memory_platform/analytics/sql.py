@@ -86,7 +86,9 @@ def connect(settings: Settings, *, need_marts: bool = False) -> duckdb.DuckDBPyC
             "materializing the analytics assets in the Dagster UI")
     con.execute("CREATE SCHEMA lake")
     for table, glob in lake_globs(settings.lake).items():
-        extra = ", hive_partitioning = false" if table == "raw_events" else ""
+        # raw_events: one file per day, older ones without the machine column
+        extra = (", hive_partitioning = false, union_by_name = true"
+                 if table == "raw_events" else "")
         con.execute(f"CREATE VIEW lake.{table} AS "
                     f"SELECT * FROM read_parquet({_literal(glob)}{extra})")
     return con

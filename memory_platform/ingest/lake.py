@@ -8,8 +8,10 @@ import pyarrow.parquet as pq
 
 from memory_platform.store import Database, event_reads
 
-# The lake keeps the verbatim record too (it is the durable copy of the substrate).
-LAKE_COLUMNS = (*event_reads.EVENT_COLUMNS, "raw")
+# The lake keeps the verbatim record too (it is the durable copy of the substrate), and the
+# name of the machine the event was collected on (partitions written before it have no
+# such column: readers take the files by name, a missing machine is the local one).
+LAKE_COLUMNS = (*event_reads.EVENT_COLUMNS, "raw", "machine")
 
 _SCHEMA = pa.schema([
     ("id", pa.int64()), ("source", pa.string()), ("native_id", pa.string()),
@@ -20,6 +22,7 @@ _SCHEMA = pa.schema([
     ("on_active_branch", pa.bool_()), ("attrs", pa.string()), ("content_hash", pa.string()),
     ("source_file_id", pa.int64()), ("source_line", pa.int32()),
     ("ingested_at", pa.timestamp("us", tz="UTC")), ("raw", pa.string()),
+    ("machine", pa.string()),
 ])
 
 def partition_path(lake: Path, day: str) -> Path:

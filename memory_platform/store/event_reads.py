@@ -16,7 +16,7 @@ EVENT_COLUMNS = (
 )
 _EVENT_SELECT = ", ".join(f"e.{c}" for c in EVENT_COLUMNS)
 # The name of the machine an event was collected on (migration 0011), for the reads behind
-# answers (a hit, an event in its conversation); the lake's columns stay EVENT_COLUMNS.
+# answers (a hit, an event in its conversation) and the lake (its name, not the row id).
 _MACHINE = "(SELECT m.name FROM machines m WHERE m.id = e.machine_id) AS machine"
 _SHOWN_COLUMNS = (*EVENT_COLUMNS, "machine")
 _SHOWN_SELECT = f"{_EVENT_SELECT}, {_MACHINE}"
@@ -69,16 +69,16 @@ def events_in_window(
     parsed Python objects: a copy that only writes them out (the lake) saves parsing and
     re-serializing every record in Python, which was most of its time."""
     for name in columns:
-        if name not in EVENT_COLUMNS and name != "raw":
+        if name not in EVENT_COLUMNS and name not in ("raw", "machine"):
             raise ValueError(f"unknown events column {name!r}")
-    selected = [f"{c}::text AS {c}" if json_as_text and c in ("raw", "attrs") else c
-                for c in columns]
+    selected = [f"{c}::text AS {c}" if json_as_text and c in ("raw", "attrs")
+                else _MACHINE if c == "machine" else f"e.{c}" for c in columns]
     with conn.transaction():
         with conn.cursor(name="events_window") as cur:
             cur.itersize = batch_size
             cur.execute(
-                f"SELECT {', '.join(selected)} FROM events "
-                "WHERE occurred_at >= %s AND occurred_at < %s ORDER BY occurred_at, id",
+                f"SELECT {', '.join(selected)} FROM events e "
+                "WHERE e.occurred_at >= %s AND e.occurred_at < %s ORDER BY e.occurred_at, e.id",
                 (start, end),
             )
             while True:

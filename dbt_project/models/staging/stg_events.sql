@@ -11,6 +11,7 @@ select
     role,
     kind,
     coalesce(project, '(none)') as project,
+    coalesce(machine, 'local') as machine,
     occurred_at,
     cast(occurred_at as date) as day,
     hour(occurred_at) as hour_of_day,
