@@ -5,7 +5,7 @@ from datetime import date, datetime
 
 import psycopg
 
-from memory_platform.privacy.egress import outgoing
+from memory_platform.privacy.egress import outgoing_counted
 from memory_platform.query.connections import on_connection
 from memory_platform.query.inputs import as_utc
 from memory_platform.query.search import SearchFilters
@@ -13,10 +13,11 @@ from memory_platform.store import Database, event_reads, event_search
 
 
 def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -> dict | None:
-    """{"event": ..., "before": [...], "after": [...]}: the event (JSON-safe, keyed
-    `event_id`, without the raw record) and up to `before`/`after` turns around it in its
-    conversation, ordered by (occurred_at, id), oldest first. None if there is no such event.
-    """
+    """{"event": ..., "before": [...], "after": [...], "masked": n}: the event (JSON-safe,
+    keyed `event_id`, without the raw record, masked) and up to `before`/`after` turns around
+    it in its conversation, ordered by (occurred_at, id), oldest first; `masked` counts the
+    credentials masked in all of them (the faces say "3 credentials masked"). None if there
+    is no such event."""
     def run(conn: psycopg.Connection) -> tuple:
         event = event_reads.get_event(conn, event_id)
         if event is None:
@@ -27,8 +28,11 @@ def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -
     event, earlier, later = on_connection(db, run)
     if event is None:
         return None
-    return {"event": _json_safe(event), "before": [_json_safe(e) for e in earlier],
-            "after": [_json_safe(e) for e in later]}
+    masked = [0]
+    shown = {"event": _json_safe(event, masked),
+             "before": [_json_safe(e, masked) for e in earlier],
+             "after": [_json_safe(e, masked) for e in later]}
+    return {**shown, "masked": masked[0]}
 
 
 def timeline(
@@ -50,8 +54,16 @@ def timeline(
             for day, source, n, machine in rows]
 
 
-def _json_safe(row: dict) -> dict:
+def _json_safe(row: dict, masked: list[int]) -> dict:
     """The row as it leaves the store: JSON-safe, and every string masked (the turn, its
-    project path, its author...: a credential can sit in any of them; raw stays in cairn)."""
-    return {("event_id" if k == "id" else k): v.isoformat() if isinstance(v, datetime)
-            else outgoing(v) if isinstance(v, str) else v for k, v in row.items()}
+    project path, its author...: a credential can sit in any of them; raw stays in cairn).
+    Adds the masks applied to `masked[0]`."""
+    out = {}
+    for key, value in row.items():
+        if isinstance(value, datetime):
+            value = value.isoformat()
+        elif isinstance(value, str):
+            value, hits = outgoing_counted(value)
+            masked[0] += hits
+        out["event_id" if key == "id" else key] = value
+    return out

@@ -21,7 +21,8 @@ from memory_platform.vault.tokens import Scope
 
 
 def _masked(event: dict, personal: bool) -> tuple[dict, int]:
-    # the text, and the attrs beside it (a tool's input, a title): cairn verbatim either way
+    # the text, and the attrs beside it (a tool's input, a title). query.reading masked the
+    # credentials already (and counted them); this adds personal data for a sensitive memory
     text, hits = outgoing_counted(event.get("text"), personal=personal)
     return {**event, "text": text,
             "attrs": outgoing_value(event.get("attrs"), personal=personal)}, hits
@@ -37,8 +38,7 @@ def source_turn(db: Database, scope: Scope, event_id: int, *, memory_id: int | N
         found = reading.get_event(db, event_id, before=context, after=context)
         if found is None:
             raise service.NotFound(f"no event with id {event_id}")
-        turns = [found["event"], *found["before"], *found["after"]]
-        limited, personal = False, False
+        limited, personal, masked = False, False, found["masked"]
     else:
         if memory_id is None:
             raise service.Forbidden("a scoped token reads a source turn only through the "
@@ -49,11 +49,12 @@ def source_turn(db: Database, scope: Scope, event_id: int, *, memory_id: int | N
         if event_id not in cited:
             raise service.Forbidden(f"memory {memory_id} does not cite event {event_id}; a "
                                     f"scoped token opens only the turns its own entries cite")
-        turns = []
+        turns, masked = [], 0
         for cited_id in dict.fromkeys(cited):
             found = reading.get_event(db, cited_id)
             if found is not None:
                 turns.append(found["event"])
+                masked += found["masked"]
         main = next((t for t in turns if t["event_id"] == event_id), None)
         if main is None:
             raise service.NotFound(f"no event with id {event_id}")
@@ -61,7 +62,6 @@ def source_turn(db: Database, scope: Scope, event_id: int, *, memory_id: int | N
                  "before": [t for t in turns if _order(t) < _order(main)],
                  "after": [t for t in turns if _order(t) > _order(main)]}
         limited = True
-    masked = 0
     shown: dict[str, object] = {}
     for key in ("before", "after"):
         rows = []
