@@ -3,6 +3,7 @@ the server has answered for it: a server killed mid-upload costs a resend, which
 nothing (it writes the same bytes at the same offset, and events are unique by
 (source, native_id)). Every request has a timeout."""
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -81,10 +82,39 @@ def push(client: httpx.Client, url: str, spool: Spool, files: dict, *, token: st
             raise Refused(f"{url}: {status} {_detail(response)}")
         if status != 200:
             raise Away(f"{url}: {status} {_detail(response)}")
-        _apply(response.json().get("chunks", []), batch, spool, files, outcome)
+        _apply(_answers(response, len(batch)), batch, spool, files, outcome)
         save()
         spool.remove(batch)
     return outcome
+
+
+STATUSES = ("stored", "resend", "refused")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _answers(response: httpx.Response, sent: int) -> list[dict]:
+    """The server's answer for each chunk sent, checked before any chunk is forgotten: a 200
+    that is not a collector's answer (a proxy's page, another service behind --to, fewer
+    results than chunks) is Away, and the spool keeps every chunk of the batch."""
+    try:
+        answer = response.json()
+    except ValueError:
+        answer = None
+    chunks = answer.get("chunks") if isinstance(answer, dict) else None
+    if not (isinstance(chunks, list) and len(chunks) == sent and all(
+            isinstance(c, dict) and c.get("status") in STATUSES
+            and all(isinstance(c.get(n, 0), int) and not isinstance(c.get(n, 0), bool)
+                    for n in ("events_new", "events_existing"))
+            and isinstance(c.get("errors", []), list)
+            and all(isinstance(e, dict) for e in c.get("errors", [])) for c in chunks)):
+        raise Away(f"{response.url}: 200 but not a collector's answer for {sent} chunk(s) "
+                   f"(is --to a memory-platform server?): {_plain(response.text[:200])}")
+    return chunks
+
+
+def _plain(value: object) -> str:
+    """A server's text as the terminal should show it: no control characters (escapes)."""
+    return _CONTROL.sub("?", str(value))
 
 
 def _apply(results: list, batch: list[Path], spool: Spool, files: dict,
@@ -95,8 +125,8 @@ def _apply(results: list, batch: list[Path], spool: Spool, files: dict,
         outcome.events_new += result.get("events_new", 0)
         outcome.events_existing += result.get("events_existing", 0)
         for error in result.get("errors", []):
-            outcome.errors.append(f"{result.get('source_path')}: line {error.get('line')}: "
-                                  f"{error.get('message')}")
+            outcome.errors.append(_plain(f"{result.get('source_path')}: line "
+                                         f"{error.get('line')}: {error.get('message')}"))
         if result.get("status") == "resend":
             # The server's copy does not start as this chunk says (its data was reset, or a
             # chunk was lost): read the whole file again; its waiting chunks are stale.
@@ -126,4 +156,4 @@ def _detail(response: httpx.Response) -> str:
         detail = response.json().get("detail")
     except ValueError:
         detail = None
-    return str(detail if detail is not None else response.text[:300])
+    return _plain(detail if detail is not None else response.text[:300])

@@ -61,7 +61,7 @@ def _split(member: bytes) -> tuple[dict, bytes]:
         raise BadChunk("a chunk has no header line")
     try:
         header = json.loads(member[:end])
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise BadChunk(f"a chunk header is not JSON: {exc}") from None
     data = member[end + 1:]
     check(header, data)

@@ -129,7 +129,9 @@ def _apply(target: Path, header: dict, data: bytes) -> str | None:
         fh.flush()
         os.fsync(fh.fileno())
     os.replace(tmp, target)
-    (target.parent / "origin.json").write_text(json.dumps(
+    # dot-named: a copy's name never starts with a dot (mirror_path), so a machine's own
+    # file named origin.json is not overwritten by this
+    (target.parent / ".origin.json").write_text(json.dumps(
         {"root": header["root"], "rel": header["rel"], "source_path": header["source_path"]}))
     return None
 

@@ -72,6 +72,9 @@ def _elements(text: str, start: int, label: str, line_of: _Lines
         except RecursionError:
             yield Problem(label, line_of(i), "a record nested too deeply; the file ends here")
             return
+        except ValueError as exc:  # a number past Python's 4,300 digits, say
+            yield Problem(label, line_of(i), f"invalid JSON ({exc}); the file ends here")
+            return
         yield line_of(i), value
         i = _skip(text, end)
         if i < len(text) and text[i] == ",":
@@ -104,7 +107,7 @@ def _array(text: str, label: str, line_of: _Lines) -> int | Problem:
             if key == "results" and text[i:i + 1] == "[":
                 return i
             _, i = decoder.raw_decode(text, i)
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # JSONDecodeError, a 5,000-digit number
             return Problem(label, line_of(i), "invalid JSON before \"results\"")
         i = _skip(text, i)
         if text[i:i + 1] == ",":
