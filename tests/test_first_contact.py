@@ -67,3 +67,58 @@ def test_cli_search_json_is_one_object_with_what_was_searched(invoke, db, monkey
     assert plain.exit_code == 0 and "by keyword only" in plain.stderr
     dense = invoke("search", "staging port", "--mode", "dense")
     assert dense.exit_code == 1 and "--mode keyword" in dense.stderr
+
+
+# --- point 6: commands that need an LLM ---------------------------------------------------
+
+
+def _fake_claude(folder) -> str:
+    folder.mkdir(exist_ok=True)
+    script = folder / "claude"
+    script.write_text("#!/bin/sh\necho '{\"type\": \"result\", \"subtype\": \"success\", "
+                      "\"result\": \"ok\"}'\n")
+    script.chmod(0o755)
+    return str(folder)
+
+
+def test_the_test_session_never_sees_a_real_claude():
+    import shutil
+
+    assert shutil.which("claude") is None
+
+
+def test_claude_on_path_is_used_when_no_provider_is_set(tmp_path, caplog):
+    from memory_platform.llm import providers
+
+    env = {"PATH": _fake_claude(tmp_path / "bin"), "HOME": str(tmp_path)}
+    settings = providers.LLMSettings.from_env(env)
+    assert (settings.provider, settings.detected) == ("claude-cli", True)
+    with caplog.at_level("WARNING", logger=providers.__name__):
+        provider = providers.load_provider(settings)
+        providers.load_provider(settings)
+    assert provider.name == "claude-cli" and provider.executable.startswith(str(tmp_path))
+    said = [r.getMessage() for r in caplog.records]
+    assert len(said) == 1 and "claude subscription login" in said[0]
+    assert providers.llm_not_configured({"PATH": str(tmp_path / "empty")}) is not None
+    chosen = providers.LLMSettings.from_env({**env, "MEMORY_PLATFORM_LLM_PROVIDER": "openai"})
+    assert (chosen.provider, chosen.detected) == ("openai", False)
+
+
+def test_dream_without_an_llm_says_so_before_importing_dagster(home, monkeypatch):
+    import subprocess
+    import sys
+    import time
+
+    monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER", raising=False)
+    code = ("import sys\nfrom memory_platform.cli.main import main\n"
+            "sys.argv = ['memory-platform', 'dream']\n"
+            "try:\n    main()\nfinally:\n"
+            "    print('dagster imported' if 'dagster' in sys.modules else 'no dagster',"
+            " file=sys.stderr)\n")
+    began = time.perf_counter()
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    elapsed = time.perf_counter() - began
+    assert done.returncode == 1
+    assert "the dream needs an LLM" in done.stderr and "no dagster" in done.stderr
+    assert elapsed < 20  # seconds, on a loaded machine; under one when quiet

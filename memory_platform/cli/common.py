@@ -44,6 +44,16 @@ def say(message: str) -> None:
     out.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
+def needs_llm(what: str) -> None:
+    """Stop at once, before Dagster is imported, when no LLM provider can be built: `what`
+    needs one (issue 22: `dream` took 21-25 s to say so)."""
+    from memory_platform.llm.providers import llm_not_configured
+
+    problem = llm_not_configured()
+    if problem:
+        fail(f"{what} needs an LLM: {problem}")
+
+
 def run(fn):
     """Run a command body: known failures become one clear line (--debug: the traceback)."""
     from memory_platform.ingest.report import ImportFailed
