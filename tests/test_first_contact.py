@@ -122,3 +122,31 @@ def test_dream_without_an_llm_says_so_before_importing_dagster(home, monkeypatch
     assert done.returncode == 1
     assert "the dream needs an LLM" in done.stderr and "no dagster" in done.stderr
     assert elapsed < 20  # seconds, on a loaded machine; under one when quiet
+
+
+# --- point 5: a quiet and correct terminal -----------------------------------------------
+
+
+def test_a_file_of_another_kind_is_one_line(invoke, tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("".join(f"line {i} of prose [red]:100:[/red]\n\n" for i in range(30)))
+    result = invoke("import", "claude-code", str(readme))
+    assert result.exit_code == 1
+    lines = result.stderr.strip().splitlines()
+    assert lines == [f"error: {readme.resolve()}: README.md does not look like a Claude Code "
+                     f"transcript: 30 of 30 lines are not JSON"]
+
+
+def test_long_error_lists_are_capped_and_json_keeps_them_all(invoke, tmp_path):
+    from helpers.transcripts import write_transcript
+
+    path = tmp_path / "bad100.jsonl"
+    write_transcript(path, 2)
+    path.write_text(path.read_text() + "".join("{nope\n" for _ in range(30)))
+    result = invoke("import", "claude-code", str(path))
+    assert result.exit_code == 1
+    listed = [line for line in result.stderr.splitlines() if line.startswith("error:")]
+    assert len(listed) == 20 and "and 10 more error(s)" in result.stderr
+    assert "bad100.jsonl:3:" in listed[0]  # as written: no emoji, no markup
+    data = json.loads(invoke("import", "claude-code", str(path), "--json").stdout)
+    assert len(data["errors"]) == 30

@@ -15,6 +15,7 @@ from memory_platform.cli.common import (
     err,
     out,
     parse_day,
+    print_errors,
     run,
     to_json,
     warn,
@@ -65,9 +66,7 @@ def import_command(
         if as_json:
             print(to_json(result.to_dict()))
         else:
-            for error in result.errors:
-                err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
-                          soft_wrap=True, markup=True)
+            print_errors(result.errors)
             out.print(
                 f"{result.files} file(s): {result.events_new:,} new events, "
                 f"{result.events_existing:,} already present"

@@ -38,6 +38,21 @@ def warn(message: str) -> None:
               markup=True)
 
 
+MAX_LISTED_ERRORS = 20
+
+
+def print_errors(errors, limit: int = MAX_LISTED_ERRORS) -> None:
+    """One `error:` line per error, the first `limit` of them and then a count of the rest
+    (`--json` keeps them all). Each is user text (file names, record ids): never markup."""
+    errors = list(errors)
+    for error in errors[:limit]:
+        err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
+                  soft_wrap=True, markup=True)
+    if len(errors) > limit:
+        err.print(f"... and {len(errors) - limit:,} more error(s) (`--json` lists them all)",
+                  highlight=False, markup=False)
+
+
 def say(message: str) -> None:
     """A line of plain text: brackets in it ("[exact]", a memory's "[tool.ruff]") are text,
     not rich markup."""
