@@ -150,3 +150,34 @@ def test_long_error_lists_are_capped_and_json_keeps_them_all(invoke, tmp_path):
     assert "bad100.jsonl:3:" in listed[0]  # as written: no emoji, no markup
     data = json.loads(invoke("import", "claude-code", str(path), "--json").stdout)
     assert len(data["errors"]) == 30
+
+
+def test_ctrl_c_is_one_line_and_exit_130(home, monkeypatch):
+    from memory_platform.cli import common
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    import click
+    import typer
+    with pytest.raises((typer.Exit, click.exceptions.Exit)) as stopped:
+        common.run(interrupted)
+    assert stopped.value.exit_code == 130
+
+
+def test_the_last_progress_line_is_printed_once():
+    from memory_platform.progress import Tracker
+
+    now = [0.0]
+    lines: list[str] = []
+    tracker = Tracker("importing", "files", 2, report=lines.append, every=5.0,
+                      clock=lambda: now[0])
+    tracker.advance(1, events=10)
+    now[0] = 6.0
+    tracker.advance(1, events=10)  # reported: the interval passed
+    tracker.finish()
+    tracker.finish()
+    assert len(lines) == 1 and lines[0].startswith("importing: 2/2 files, 20 events")
+    tracker.advance(0, events=5)
+    tracker.finish()
+    assert len(lines) == 2

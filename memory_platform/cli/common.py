@@ -70,7 +70,8 @@ def needs_llm(what: str) -> None:
 
 
 def run(fn):
-    """Run a command body: known failures become one clear line (--debug: the traceback)."""
+    """Run a command body: known failures become one clear line (--debug: the traceback);
+    Ctrl-C stops with `interrupted` and exit code 130."""
     from memory_platform.ingest.report import ImportFailed
     from memory_platform.llm.base import LLMError
     from memory_platform.store import DatabaseError
@@ -79,6 +80,11 @@ def run(fn):
         return fn()
     except typer.Exit:
         raise
+    except KeyboardInterrupt:
+        # Ctrl-C: one line and the shell's code for SIGINT (128 + 2), never a traceback
+        # (the work committed so far stays; a re-run continues).
+        err.print("interrupted", highlight=False, markup=False)
+        raise typer.Exit(130) from None
     except (ImportFailed, DatabaseError, LLMError, SettingsError, FileNotFoundError,
             PermissionError, ValueError) as exc:
         if STATE["debug"]:
