@@ -181,3 +181,38 @@ def test_the_last_progress_line_is_printed_once():
     tracker.advance(0, events=5)
     tracker.finish()
     assert len(lines) == 2
+
+
+# --- point 8: analytics on a fresh install -----------------------------------------------
+
+
+def test_a_vault_with_one_day_of_history_is_a_point():
+    from datetime import date
+
+    import matplotlib.dates as mdates
+
+    from memory_platform.analytics import charts
+
+    fig = charts.lines_figure("Vault size", [date(2026, 3, 4)], {"notes": [12.0]},
+                              "memories", "the vault is empty")
+    ax = fig.axes[0]
+    low, high = (mdates.num2date(x).date() for x in ax.get_xlim())
+    assert (high - low).days <= 7 and ax.lines[0].get_marker() == "o"
+
+
+def test_the_spend_chart_counts_calls_of_unknown_price(monkeypatch):
+    from datetime import date
+
+    from memory_platform.analytics import charts, report
+
+    drawn = {}
+    monkeypatch.setattr(charts, "stacked_bars",
+                        lambda title, days, series, *a, **k: drawn.update(title=title,
+                                                                          series=series))
+    day = date(2026, 3, 2)
+
+    def per_day(rows, key, value):
+        return {r[key]: [float(r[value])] for r in rows}
+    report._spend_chart([{"day": day, "model": "claude-cli-default", "cost_usd": 0,
+                          "calls": 3, "calls_cost_unknown": 3}], per_day, [day])
+    assert drawn["series"] == {"claude-cli-default": [3.0]} and "calls" in drawn["title"]
