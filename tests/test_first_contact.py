@@ -216,3 +216,22 @@ def test_the_spend_chart_counts_calls_of_unknown_price(monkeypatch):
     report._spend_chart([{"day": day, "model": "claude-cli-default", "cost_usd": 0,
                           "calls": 3, "calls_cost_unknown": 3}], per_day, [day])
     assert drawn["series"] == {"claude-cli-default": [3.0]} and "calls" in drawn["title"]
+
+
+def test_report_output_of_children_goes_to_a_log_file(tmp_path, capfd):
+    import os
+    import subprocess
+    import sys
+
+    from memory_platform.cli.common import output_to
+
+    log = tmp_path / "logs" / "report.log"
+    with pytest.raises(RuntimeError):
+        with output_to(log):
+            subprocess.run([sys.executable, "-c", "print('dbt noise')"], check=True)
+            os.write(2, b"dagster noise\n")  # a logger on the real stderr
+            raise RuntimeError("the run failed")
+    print("{}")
+    captured = capfd.readouterr()
+    assert captured.out == "{}\n" and "noise" not in captured.err
+    assert log.read_text().split() == ["dbt", "noise", "dagster", "noise"]

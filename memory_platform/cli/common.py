@@ -8,7 +8,12 @@ command that needs neither starts in a fraction of a second.
 
 import getpass
 import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -67,6 +72,30 @@ def needs_llm(what: str) -> None:
     problem = llm_not_configured()
     if problem:
         fail(f"{what} needs an LLM: {problem}")
+
+
+@contextmanager
+def output_to(log: Path) -> Iterator[Path]:
+    """Send this process's stdout and stderr, its children's included (dbt, Dagster's
+    loggers), to the file `log` while the block runs: a command that prints one result
+    (`report`, `report --json`) prints only that (issue 22). The descriptors are put back
+    even when the block fails, so its error is still printed."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "ab") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield log
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
 
 
 def run(fn):
