@@ -54,6 +54,7 @@ class Tracker:
         self._started = clock()
         self._last = self._started
         self._finished = False
+        self._sent: tuple | None = None  # (done, extra) of the last line sent
 
     def advance(self, amount: int = 1, **extra: int) -> None:
         """`amount` more of the main unit; `extra` counts (events, chunks...) add up."""
@@ -92,12 +93,17 @@ class Tracker:
             self._send()
 
     def finish(self) -> str:
-        """Report the final line, whatever the interval; returns it."""
+        """Report the final line, whatever the interval, unless the counts are those of the
+        line last sent (the terminal shows the last line once, issue 22); returns it."""
         self._finished = True
-        self._send()
+        self._send(skip_repeat=True)
         return self.line()
 
-    def _send(self) -> None:
+    def _send(self, skip_repeat: bool = False) -> None:
+        state = (self.done, tuple(sorted(self.extra.items())))
+        if skip_repeat and state == self._sent:
+            return
+        self._sent = state
         line = self.line()
         if self._report is not None:
             self._report(line)

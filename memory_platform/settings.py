@@ -63,7 +63,7 @@ class Settings(BaseSettings):
         "Memory embedder (a memory stands alone): `local` or `openai`."))
     llm_provider: str | None = Field(None, description=(
         "`anthropic`, `openai`, `openai-compatible` or `claude-cli`; dreams and summaries "
-        "need one."))
+        "need one. Unset with `claude` on PATH: `claude-cli`."))
     llm_model: str | None = Field(None, description="Model name (provider default when unset).")
     llm_base_url: str | None = Field(None, description=(
         "Base URL of an OpenAI-compatible server, e.g. `http://localhost:11434/v1`."))

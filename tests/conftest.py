@@ -48,6 +48,18 @@ def _no_shared(event: str, args: tuple) -> None:
 sys.addaudithook(_no_shared)
 
 
+def _path_without_claude(path: str) -> str:
+    """PATH without the folders holding a `claude` executable: with no provider set the CLI
+    would use a real Claude Code (issue 22), and tests must never call it. A test of the
+    detection puts a fake `claude` on its own PATH."""
+    kept = [d for d in path.split(os.pathsep)
+            if not (d and os.access(os.path.join(d, "claude"), os.X_OK))]
+    return os.pathsep.join(kept)
+
+
+os.environ["PATH"] = _path_without_claude(os.environ.get("PATH", os.defpath))
+
+
 @pytest.fixture(autouse=True)
 def _never_read_shared():
     """Fails the test that read ../shared even when it caught the SharedReadError."""

@@ -76,7 +76,9 @@ def test_a_paraphrase_is_found_by_the_dense_pool(db, corpus, local_embedder):  #
 def test_dense_search_without_vectors_says_to_embed(db):
     add_events(db, "notes", [{"native_id": "a", "text": "hello", "occurred_at": at(1)}])
     with pytest.raises(SearchError, match="memory-platform embed"):
-        service.search(db, "hello", embedder=HashEmbedder())
+        service.search(db, "hello", mode="dense", embedder=HashEmbedder())
+    # hybrid, the default, is a keyword search until there are vectors (issue 22)
+    assert service.search(db, "hello", embedder=HashEmbedder())[0].text == "hello"
     assert service.search(db, "hello", mode="keyword")[0].text == "hello"
 
 

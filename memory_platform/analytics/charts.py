@@ -8,7 +8,7 @@ browser, JavaScript engine or system font involved, and nothing fetched. PNG met
 
 import io
 from collections.abc import Mapping, Sequence
-from datetime import date
+from datetime import date, timedelta
 
 import matplotlib
 
@@ -81,13 +81,24 @@ def lines(title: str, days: Sequence[date], series: Mapping[str, Sequence[float]
           ylabel: str, empty: str) -> bytes:
     """One line per series over days (vault size per namespace)."""
     with plt.rc_context(_STYLE):
-        fig, ax = _figure(title)
-        if not days or not series:
-            _empty(ax, empty)
-            return _png(fig)
-        for i, (name, values) in enumerate(sorted(series.items())):
-            ax.plot(days, values, label=name, color=COLOURS[i % len(COLOURS)], linewidth=1.5)
-        ax.set_ylabel(ylabel)
-        ax.tick_params(axis="x", labelrotation=30, labelsize=8)
-        ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-        return _png(fig)
+        return _png(lines_figure(title, days, series, ylabel, empty))
+
+
+def lines_figure(title: str, days: Sequence[date], series: Mapping[str, Sequence[float]],
+                 ylabel: str, empty: str):
+    """The figure of `lines`. One day of history is a point on an axis of a few days (a
+    line of one point draws nothing, on an axis matplotlib stretches over years)."""
+    fig, ax = _figure(title)
+    if not days or not series:
+        _empty(ax, empty)
+        return fig
+    marker = "o" if len(days) == 1 else None
+    for i, (name, values) in enumerate(sorted(series.items())):
+        ax.plot(days, values, label=name, color=COLOURS[i % len(COLOURS)], linewidth=1.5,
+                marker=marker)
+    if len(days) == 1:
+        ax.set_xlim(days[0] - timedelta(days=3), days[0] + timedelta(days=3))
+    ax.set_ylabel(ylabel)
+    ax.tick_params(axis="x", labelrotation=30, labelsize=8)
+    ax.legend(frameon=False, fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    return fig

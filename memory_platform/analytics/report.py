@@ -103,8 +103,9 @@ def week_numbers(settings: Settings, monday: date) -> dict:
             GROUP BY provider, model, asset ORDER BY cost_usd DESC, provider, model, asset""",
                       span)
         spend_by_day = query_rows(con, """
-            SELECT day, model, round(sum(cost_usd), 6) AS cost_usd,
-                   sum(calls)::BIGINT AS calls
+            SELECT day, model, coalesce(round(sum(cost_usd), 6), 0) AS cost_usd,
+                   sum(calls)::BIGINT AS calls,
+                   sum(calls_cost_unknown)::BIGINT AS calls_cost_unknown
             FROM marts.llm_spend WHERE day BETWEEN ? AND ?
             GROUP BY day, model ORDER BY day, model""", span)
         curator = report_sections.curator_numbers(con, first)
@@ -154,10 +155,21 @@ def render_charts(numbers: dict, monday: date) -> dict[str, bytes]:
                                 [(label, int(funnel[c])) for label, c in FUNNEL_STAGES]),
         "vault": charts.lines("Vault size (current facts per namespace)", vault_days,
                               vault_series, "memories", "the vault is empty"),
-        "spend": charts.stacked_bars("LLM spend per day by model (USD, estimated)", days,
-                                     per_day(numbers["spend_by_day"], "model", "cost_usd"),
-                                     "USD", empty="no LLM calls this week"),
+        "spend": _spend_chart(numbers["spend_by_day"], per_day, days),
     }
+
+
+def _spend_chart(rows: list[dict], per_day, days) -> bytes:
+    """Spend per day by model; when some calls have no known price (a model missing from
+    llm/pricing.py, the claude CLI's default), the calls per day instead, so they are
+    counted rather than drawn as nothing (issue 22)."""
+    if any(row.get("calls_cost_unknown") for row in rows):
+        return charts.stacked_bars("LLM calls per day by model (some of unknown price)", days,
+                                   per_day(rows, "model", "calls"), "calls",
+                                   empty="no LLM calls this week")
+    return charts.stacked_bars("LLM spend per day by model (USD, estimated)", days,
+                               per_day(rows, "model", "cost_usd"), "USD",
+                               empty="no LLM calls this week")
 
 
 def render_markdown(numbers: dict, summaries: dict) -> str:

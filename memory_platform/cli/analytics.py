@@ -5,7 +5,7 @@ from typing import Annotated
 
 import typer
 
-from memory_platform.cli.common import out, run, say, to_json
+from memory_platform.cli.common import out, output_to, run, say, to_json
 from memory_platform.settings import load_settings
 
 
@@ -32,8 +32,13 @@ def report(
         monday = parse_week(week) if week else last_complete_week(datetime.now(timezone.utc))
         from memory_platform import launch
 
-        outcome = launch.run_weekly_report(load_settings(), monday,
-                                           log=(lambda _m: None) if json_out else say)
+        settings = load_settings()
+        # dbt's and Dagster's output go to a log file: the terminal shows only the report
+        log = settings.home / "logs" / "report.log"
+        if not json_out:
+            say(f"building the report of {monday:%G-W%V} (dbt and Dagster log to {log})")
+        with output_to(log):
+            outcome = launch.run_weekly_report(settings, monday, log=lambda _m: None)
         if json_out:
             print(to_json(outcome))
             return

@@ -15,6 +15,7 @@ from memory_platform.cli.common import (
     err,
     out,
     parse_day,
+    print_errors,
     run,
     to_json,
     warn,
@@ -65,9 +66,7 @@ def import_command(
         if as_json:
             print(to_json(result.to_dict()))
         else:
-            for error in result.errors:
-                err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
-                          soft_wrap=True, markup=True)
+            print_errors(result.errors)
             out.print(
                 f"{result.files} file(s): {result.events_new:,} new events, "
                 f"{result.events_existing:,} already present"
@@ -232,22 +231,29 @@ def search(
     since: Annotated[Optional[str], typer.Option(help="From this date (UTC).")] = None,
     until: Annotated[Optional[str], typer.Option(help="Before this date (UTC).")] = None,
     mode: Annotated[str, typer.Option(help="hybrid, dense or keyword.")] = "hybrid",
-    as_json: Annotated[bool, typer.Option("--json", help="Print a JSON list of hits.")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON object: query, mode, searched, hits.")] = False,
 ) -> None:
     """Search everything imported, by meaning and by exact words."""
 
     def body():
         from memory_platform.query import search as service
+        from memory_platform.query.coverage import describe, search_with_coverage
 
         if mode not in ("hybrid", "dense", "keyword"):
             raise ValueError(f"unknown mode {mode!r}; use hybrid, dense or keyword")
         filters = service.SearchFilters(source=source, project=project,
                                         since=parse_day(since, "--since"),
                                         until=parse_day(until, "--until"))
-        hits = service.search(database(), query, k=k, filters=filters, mode=mode)
+        hits, searched = search_with_coverage(database(), query, k=k, filters=filters,
+                                              mode=mode)
         if as_json:
-            print(to_json([h.to_dict() for h in hits]))
+            print(to_json({"query": query, "mode": mode, "searched": searched.to_dict(),
+                           "hits": [h.to_dict() for h in hits]}))
             return
+        note = describe(searched)
+        if note:
+            err.print(note, highlight=False, markup=False, soft_wrap=True)
         if not hits:
             err.print("no hits", highlight=False)
         for h in hits:

@@ -8,7 +8,12 @@ command that needs neither starts in a fraction of a second.
 
 import getpass
 import json
+import os
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime, timezone
+from pathlib import Path
 
 import typer
 from rich.console import Console
@@ -38,14 +43,64 @@ def warn(message: str) -> None:
               markup=True)
 
 
+MAX_LISTED_ERRORS = 20
+
+
+def print_errors(errors, limit: int = MAX_LISTED_ERRORS) -> None:
+    """One `error:` line per error, the first `limit` of them and then a count of the rest
+    (`--json` keeps them all). Each is user text (file names, record ids): never markup."""
+    errors = list(errors)
+    for error in errors[:limit]:
+        err.print(f"[bold red]error:[/] {escape(str(error))}", highlight=False,
+                  soft_wrap=True, markup=True)
+    if len(errors) > limit:
+        err.print(f"... and {len(errors) - limit:,} more error(s) (`--json` lists them all)",
+                  highlight=False, markup=False)
+
+
 def say(message: str) -> None:
     """A line of plain text: brackets in it ("[exact]", a memory's "[tool.ruff]") are text,
     not rich markup."""
     out.print(message, highlight=False, soft_wrap=True, markup=False)
 
 
+def needs_llm(what: str) -> None:
+    """Stop at once, before Dagster is imported, when no LLM provider can be built: `what`
+    needs one (issue 22: `dream` took 21-25 s to say so)."""
+    from memory_platform.llm.providers import llm_not_configured
+
+    problem = llm_not_configured()
+    if problem:
+        fail(f"{what} needs an LLM: {problem}")
+
+
+@contextmanager
+def output_to(log: Path) -> Iterator[Path]:
+    """Send this process's stdout and stderr, its children's included (dbt, Dagster's
+    loggers), to the file `log` while the block runs: a command that prints one result
+    (`report`, `report --json`) prints only that (issue 22). The descriptors are put back
+    even when the block fails, so its error is still printed."""
+    log.parent.mkdir(parents=True, exist_ok=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(log, "ab") as sink:
+        os.dup2(sink.fileno(), 1)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield log
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
 def run(fn):
-    """Run a command body: known failures become one clear line (--debug: the traceback)."""
+    """Run a command body: known failures become one clear line (--debug: the traceback);
+    Ctrl-C stops with `interrupted` and exit code 130."""
     from memory_platform.ingest.report import ImportFailed
     from memory_platform.llm.base import LLMError
     from memory_platform.store import DatabaseError
@@ -54,6 +109,11 @@ def run(fn):
         return fn()
     except typer.Exit:
         raise
+    except KeyboardInterrupt:
+        # Ctrl-C: one line and the shell's code for SIGINT (128 + 2), never a traceback
+        # (the work committed so far stays; a re-run continues).
+        err.print("interrupted", highlight=False, markup=False)
+        raise typer.Exit(130) from None
     except (ImportFailed, DatabaseError, LLMError, SettingsError, FileNotFoundError,
             PermissionError, ValueError) as exc:
         if STATE["debug"]:

@@ -19,7 +19,17 @@ from typing import Annotated, Optional
 
 import typer
 
-from memory_platform.cli.common import actor, database, err, fail, one_line, out, run, to_json
+from memory_platform.cli.common import (
+    actor,
+    database,
+    err,
+    fail,
+    needs_llm,
+    one_line,
+    out,
+    run,
+    to_json,
+)
 from memory_platform.settings import load_settings
 
 curator_app = typer.Typer(
@@ -46,7 +56,8 @@ def curate(
     with `memory-platform curator restore ID`. A run over its namespace's ceiling cuts
     nothing."""
     def body():
-        from memory_platform import launch
+        needs_llm("the curator")
+        from memory_platform import launch  # Dagster: seconds to import
 
         outcomes = launch.run_curate(load_settings(), namespace=namespace, dry_run=dry_run,
                                      log=(lambda m: None) if as_json else err.print)

@@ -5,7 +5,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from memory_platform.cli.common import err, fail, out, parse_day, run
+from memory_platform.cli.common import err, fail, needs_llm, out, parse_day, run
 from memory_platform.settings import load_settings
 
 
@@ -23,8 +23,6 @@ def dream(
     (30), like the nightly schedule. Output goes to shadow namespaces only, pending review."""
 
     def body():
-        from memory_platform import launch
-
         settings = load_settings()
         if day and (since or until):
             fail("give --date or --since/--until, not both")
@@ -37,7 +35,10 @@ def dream(
             last = parse_day(until, "--until").date().isoformat()
             if last < first:
                 fail(f"--until {last} is before --since {first}")
-        else:
+        needs_llm("the dream")
+        from memory_platform import launch  # Dagster: seconds to import
+
+        if not (day or since or until):
             span = launch.dream_span(settings)
             if span is None:
                 message = "nothing to dream: every recent turn has been dreamed already"

@@ -198,6 +198,7 @@ def _parse_file(
     min_at = max_at = None
     parsed = 0
     file_errors = 0
+    first_error = len(report.errors)
     items = _items(adapter.parse(file, start_offset=plan.start_offset,
                                  start_line=plan.start_line))
     for item in items:
@@ -242,6 +243,8 @@ def _parse_file(
             # retries it, and the other files go on.
             report.errors.append(RecordError(path, None, None, f"import stopped: {item.why}"))
             return
+    if not parsed and not plan.start_line:
+        file_errors -= _not_this_kind(report, first_error, path, kind)
     if not full:
         return
     hashed, sha = plan.hashed, plan.sha
@@ -256,6 +259,25 @@ def _parse_file(
         min_at=min_at, max_at=max_at, added_events=parsed, full_parse=not plan.resume,
         error_count=file_errors,
     ))
+
+
+LABELS = {"claude-code": "a Claude Code transcript", "codex": "a Codex session"}
+
+
+def _not_this_kind(report: ImportReport, first: int, path: str, kind: str) -> int:
+    """A file of another kind (a README, a log) gave no event and only lines that are not
+    JSON: one error for the file instead of one per line (issue 22). Returns how many
+    errors were folded away."""
+    mine = report.errors[first:]
+    if len(mine) < 2 or not all(e.file == path and e.message.startswith("malformed JSON")
+                                for e in mine):
+        return 0
+    del report.errors[first:]
+    name = path.rsplit("/", 1)[-1]
+    report.errors.append(RecordError(
+        path, None, None, f"{name} does not look like {LABELS.get(kind, f'a {kind} export')}: "
+        f"{len(mine):,} of {len(mine):,} lines are not JSON"))
+    return len(mine) - 1
 
 
 @dataclass

@@ -63,7 +63,8 @@ class ClaudeCLIProvider(Provider):
         """`env`: the CLI's environment (default: this process's, read at each call).
         `system_prompt_flag`: --append-system-prompt keeps Claude Code's own prompt (the
         curator wants the agent); --system-prompt replaces it (cheaper for plain text)."""
-        resolved = shutil.which(executable)
+        resolved = shutil.which(executable, path=(os.environ if env is None else env).get(
+            "PATH", os.defpath))
         if resolved is None:
             raise LLMNotConfigured(
                 f"the claude-cli provider cannot find the `{executable}` executable: install "

@@ -2,7 +2,10 @@
 raises LLMNotConfigured naming what to set. The providers themselves live in vendors.py
 (Anthropic, OpenAI, OpenAI-compatible), claude_cli.py and scripted.py (tests)."""
 
+import logging
 import os
+import shutil
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -17,6 +20,10 @@ from memory_platform.llm.vendors import (
 )
 from memory_platform.settings import load_settings
 
+log = logging.getLogger(__name__)
+_announced: set[str] = set()  # the detected executables already announced in this process
+_announce_lock = threading.Lock()
+
 PROVIDER_NAMES = ("anthropic", "openai", "openai-compatible", "claude-cli")
 __all__ = ["DEFAULT_MODELS", "PROVIDER_NAMES", "AnthropicProvider", "ClaudeCLIProvider",
            "OpenAIProvider", "ScriptedCall", "ScriptedProvider", "LLMSettings",
@@ -29,6 +36,7 @@ NOT_CONFIGURED_HELP = (
     "e.g. http://localhost:11434/v1 for Ollama, and MEMORY_PLATFORM_LLM_MODEL; "
     "MEMORY_PLATFORM_LLM_API_KEY if the server wants a key), or claude-cli (the logged-in "
     "`claude` executable; MEMORY_PLATFORM_CLAUDE_EXECUTABLE to point at it). "
+    "With none set and `claude` on PATH, claude-cli is used. "
     "MEMORY_PLATFORM_LLM_MODEL overrides the default model, MEMORY_PLATFORM_LLM_BASE_URL the "
     "endpoint."
 )
@@ -45,14 +53,18 @@ class LLMSettings:
     claude_executable: str
     # Where vendor keys (ANTHROPIC_API_KEY, OPENAI_API_KEY) are read; the CLI's environment.
     env: Mapping[str, str] = field(repr=False)
+    # No provider set and `claude` on PATH: claude-cli was chosen (issue 22), announced once.
+    detected: bool = False
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "LLMSettings":
         env = dict(os.environ if env is None else env)
         settings = load_settings(env)
         provider = (settings.llm_provider or "").strip()
+        detected = not provider and _which(settings.claude_executable, env) is not None
         return cls(
-            provider=provider.lower() if provider else None,
+            provider=provider.lower() if provider else ("claude-cli" if detected else None),
+            detected=detected,
             model=settings.llm_model,
             base_url=settings.llm_base_url,
             api_key=settings.secret("llm_api_key"),
@@ -116,12 +128,31 @@ def load_provider(settings: LLMSettings, **options) -> Provider:
             max_tokens_param="max_tokens",
             **options,
         )
-    return ClaudeCLIProvider(
+    provider = ClaudeCLIProvider(
         model=settings.model,
         executable=settings.claude_executable,
         env=settings.env,
         **options,
     )
+    if settings.detected:
+        announce_detected(provider)
+    return provider
+
+
+def _which(executable: str, env: Mapping[str, str]) -> str | None:
+    return shutil.which(executable, path=env.get("PATH", os.defpath))
+
+
+def announce_detected(provider: ClaudeCLIProvider) -> None:
+    """Say once per process that claude-cli was chosen because no provider is set, and
+    with which credential its calls are billed."""
+    with _announce_lock:
+        if provider.executable in _announced:
+            return
+        _announced.add(provider.executable)
+    log.warning("no LLM provider is set (MEMORY_PLATFORM_LLM_PROVIDER): using the claude-cli "
+                "provider, %s, with the credential %s", provider.executable,
+                provider.credential_source)
 
 
 def provider_from_env(env: Mapping[str, str] | None = None, **options) -> Provider:

@@ -164,7 +164,10 @@ def search(
     embedder: Embedder | None = None,
     fusion: Fusion | None = None,
 ) -> list[Hit]:
-    """The k best events for `query`, best first. See the module docstring."""
+    """The k best events for `query`, best first. See the module docstring. Hybrid mode
+    searches what has vectors by meaning and everything by keyword: with no vectors yet it
+    is a keyword search (query/coverage.py says how much was searched which way); dense
+    mode without vectors raises SearchError."""
     if mode not in ("hybrid", "dense", "keyword"):
         raise ValueError(f"unknown search mode {mode!r}")
     check_text(query, "query")
@@ -181,17 +184,18 @@ def search(
         dense: list[tuple[int, float]] = []
         keyword: list[tuple[int, float]] = []
         vector = None
-        dims = 0
+        dims: int | None = 0
         n_rows = estimate_rows(conn, f)  # the planner's guess, for both pools
         if embedder is not None and mode in ("hybrid", "dense"):
             dims = searchable_dims(conn, embedder.name)
-            if dims is None:
+            if dims is None and mode == "dense":
                 raise SearchError(
-                    f"no embeddings for model {embedder.name!r} yet: run `memory-platform "
-                    f"embed` first (or search with mode='keyword')"
-                )
-            vector = embedder.embed([query])[0]
-            dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k, n_rows)
+                    f"no vectors for model {embedder.name!r} yet, so nothing to search by "
+                    f"meaning: run `memory-platform embed` (or search with `--mode keyword` "
+                    f"or `--mode hybrid`; mode=keyword in the API)")
+            if dims is not None:  # hybrid without vectors: the keyword pool alone (issue 22)
+                vector = embedder.embed([query])[0]
+                dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k, n_rows)
         weights: dict[str, float] = {}
         if mode in ("hybrid", "keyword"):
             freq = lexeme_freqs(conn, query, f, n_rows)

@@ -358,3 +358,14 @@ def write_embeddings(
         )
         inserted += cur.rowcount
     return inserted
+
+
+def vector_coverage(conn: psycopg.Connection, model: str) -> tuple[int, int]:
+    """(events with text and at least one vector of `model`, events with text and none),
+    in one scan: what a search by meaning covers, and what only keyword search finds."""
+    row = conn.execute(
+        "SELECT count(*) FILTER (WHERE v.has), count(*) FILTER (WHERE NOT v.has) "
+        "FROM events e CROSS JOIN LATERAL (SELECT EXISTS (SELECT 1 FROM event_embeddings ee "
+        "WHERE ee.model = %s AND ee.event_id = e.id) AS has) v WHERE e.text ~ '\\S'",
+        (model,)).fetchone()
+    return (int(row[0]), int(row[1])) if row else (0, 0)
