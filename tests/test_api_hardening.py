@@ -270,9 +270,12 @@ def test_odd_input_is_refused_with_a_message_over_rest(db, world, client):
         patched = client.patch(f"/vault/memories/{world.work_memory}", content=raw, headers={
             **admin, "Content-Type": "application/json"})
         assert patched.status_code == 422
-    # hybrid search before any embedding exists: the search cannot run yet, says why
+    # before any embedding exists: hybrid searches by keyword (never fails for want of
+    # vectors); dense cannot run yet and says why, naming the flag that works
     unembedded = client.get("/search", params={"q": "port"}, headers=admin)
-    assert unembedded.status_code == 409 and "embed" in unembedded.json()["detail"]
+    assert unembedded.status_code == 200
+    dense = client.get("/search", params={"q": "port", "mode": "dense"}, headers=admin)
+    assert dense.status_code == 409 and "embed" in dense.json()["detail"]
 
 
 def test_odd_input_is_refused_with_a_message_over_mcp(db, world):
