@@ -175,79 +175,97 @@ def search(
         return []
     fusion = fusion or DEFAULT_FUSION
     f = (filters or SearchFilters()).to_store()
-    pool = max(POOL_MIN, k)
-    if mode in ("hybrid", "dense"):
-        embedder = embedder or get_embedder()
-    identifiers = identifier_tokens(query) if mode != "dense" else []
-
-    def run(conn: psycopg.Connection) -> tuple:
-        dense: list[tuple[int, float]] = []
-        keyword: list[tuple[int, float]] = []
-        vector = None
-        dims: int | None = 0
-        n_rows = estimate_rows(conn, f)  # the planner's guess, for both pools
-        if embedder is not None and mode in ("hybrid", "dense"):
-            dims = searchable_dims(conn, embedder.name)
-            if dims is None and mode == "dense":
-                raise SearchError(
-                    f"no vectors for model {embedder.name!r} yet, so nothing to search by "
-                    f"meaning: run `memory-platform embed` (or search with `--mode keyword` "
-                    f"or `--mode hybrid`; mode=keyword in the API)")
-            if dims is not None:  # hybrid without vectors: the keyword pool alone (issue 22)
-                vector = embedder.embed([query])[0]
-                dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k, n_rows)
-        weights: dict[str, float] = {}
-        if mode in ("hybrid", "keyword"):
-            freq = lexeme_freqs(conn, query, f, n_rows)
-            weights = idf_weights(freq)
-            lexemes, require_all = pool_lexemes(freq, weights, n_rows)
-            keyword = event_search.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
-        exact = _rare_identifier_events(conn, identifiers, f)
-        if mode != "dense":
-            for i in _phrase_events(conn, query, f):
-                exact[i] = exact.get(i, 0) + 1
-        candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]
-                                        + list(exact)))
-        dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
-        keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
-        # Stage two: both signals for every candidate, from the candidates' rows only.
-        dense_full = (event_search.dense_scores(conn, embedder.name, dims, vector, candidates)
-                      if vector is not None else {})
-        keyword_full = event_search.keyword_scores(conn, weights, candidates) if weights else {}
-        scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
-                       keyword_rank, sum(weights.values()))
-        neighbours = _second_stage(conn, query, mode, scores, exact, f)
-        _lift_identifier_matches(scores, exact, mode, keyword_full)
-        order = sorted(scores, key=lambda i: (-exact.get(i, 0), -scores[i], i))
-        copies: dict[int, list[int]] = {}
-        if COLLAPSE_DUPLICATES and order:
-            texts = search_context.leading_text(conn, order[:3 * k], rerank.DUPLICATE_CHARS)
-            top, copies = rerank.collapse(order[:3 * k], texts, k)
-        else:
-            top = order[:k]
-        rows = event_reads.fetch_hits(conn, top)
-        return (top, rows, scores, dense_full, dense_rank, keyword_rank, exact, neighbours,
-                copies)
-
-    (top, rows, scores, dense_full, dense_rank, keyword_rank, exact, neighbours,
-     copies) = on_connection(db, run)
+    embedder = (embedder or get_embedder()) if mode != "keyword" else None
+    found = on_connection(db, lambda conn: _rank(conn, query, k, f, mode, fusion, embedder))
     hits = []
-    for i in top:
-        row = dict(zip(event_reads.HIT_COLUMNS, rows[i], strict=True))
-        d = dense_full.get(i)
+    for i in found.top:
+        row = dict(zip(event_reads.HIT_COLUMNS, found.rows[i], strict=True))
+        d = found.dense.get(i)
         hits.append(Hit(
             event_id=i, source=row["source"], conversation_id=row["conversation_id"],
             occurred_at=row["occurred_at"], role=row["role"], kind=row["kind"],
             project=row["project"], author=row["author"], text=row["text"],
-            score=round(scores[i], 6), machine=row["machine"],
-            pools=[p for p, ranks in (("dense", dense_rank), ("keyword", keyword_rank),
-                                      ("identifier", exact), ("neighbour", neighbours))
+            score=round(found.scores[i], 6), machine=row["machine"],
+            pools=[p for p, ranks in (("dense", found.dense_rank),
+                                      ("keyword", found.keyword_rank),
+                                      ("identifier", found.exact),
+                                      ("neighbour", found.neighbours))
                    if i in ranks],
-            dense_rank=dense_rank.get(i), keyword_rank=keyword_rank.get(i),
+            dense_rank=found.dense_rank.get(i), keyword_rank=found.keyword_rank.get(i),
             distance=round(d[0], 6) if d else None, span=(d[1], d[2]) if d else None,
-            duplicates=copies.get(i, []),
+            duplicates=found.copies.get(i, []),
         ))
     return hits
+
+
+@dataclass
+class _Ranked:
+    """What one search found on its connection, before it becomes Hits."""
+
+    top: list[int]  # event ids, best first
+    rows: dict[int, tuple]  # event id -> its event_reads.HIT_COLUMNS
+    scores: dict[int, float]  # every candidate's final score
+    dense: dict[int, tuple]  # event id -> (cosine distance, span start, span end)
+    dense_rank: dict[int, int]
+    keyword_rank: dict[int, int]
+    exact: dict[int, int]  # event id -> rare identifiers (or the phrase) it holds
+    neighbours: dict[int, int]  # turns brought in by the second stage
+    copies: dict[int, list[int]]  # kept id -> near-identical ids folded into it
+
+
+def _rank(conn: psycopg.Connection, query: str, k: int, f: event_search.Filter, mode: Mode,
+          fusion: Fusion, embedder: Embedder | None) -> _Ranked:
+    """Both stages of one search on `conn` (see the module docstring); `mode` is checked
+    by the caller, and `embedder` is None exactly in keyword mode."""
+    pool = max(POOL_MIN, k)
+    dense: list[tuple[int, float]] = []
+    keyword: list[tuple[int, float]] = []
+    vector = None
+    dims: int | None = 0
+    n_rows = estimate_rows(conn, f)  # the planner's guess, for both pools
+    if embedder is not None:
+        dims = searchable_dims(conn, embedder.name)
+        if dims is None and mode == "dense":
+            raise SearchError(
+                f"no vectors for model {embedder.name!r} yet, so nothing to search by "
+                f"meaning: run `memory-platform embed` (or search with `--mode keyword` "
+                f"or `--mode hybrid`; mode=keyword in the API)")
+        if dims is not None:  # hybrid without vectors: the keyword pool alone
+            vector = embedder.embed([query])[0]
+            dense = _dense_pool(conn, embedder.name, dims, vector, pool, f, k, n_rows)
+    weights: dict[str, float] = {}
+    if mode != "dense":
+        freq = lexeme_freqs(conn, query, f, n_rows)
+        weights = idf_weights(freq)
+        lexemes, require_all = pool_lexemes(freq, weights, n_rows)
+        keyword = event_search.keyword_pool(conn, lexemes, pool, f, require_all=require_all)
+    exact: dict[int, int] = {}
+    if mode != "dense":
+        exact = _rare_identifier_events(conn, identifier_tokens(query), f)
+        for i in _phrase_events(conn, query, f):
+            exact[i] = exact.get(i, 0) + 1
+    candidates = list(dict.fromkeys([i for i, _ in dense] + [i for i, _ in keyword]
+                                    + list(exact)))
+    dense_rank = {i: r for r, (i, _) in enumerate(dense, 1)}
+    keyword_rank = {i: r for r, (i, _) in enumerate(keyword, 1)}
+    # Stage two: both signals for every candidate, from the candidates' rows only.
+    dense_full = (event_search.dense_scores(conn, embedder.name, dims, vector, candidates)
+                  if vector is not None else {})
+    keyword_full = event_search.keyword_scores(conn, weights, candidates) if weights else {}
+    scores = _fuse(mode, fusion, candidates, dense_full, keyword_full, dense_rank,
+                   keyword_rank, sum(weights.values()))
+    neighbours = _second_stage(conn, query, mode, scores, exact, f)
+    _lift_identifier_matches(scores, exact, mode, keyword_full)
+    order = sorted(scores, key=lambda i: (-exact.get(i, 0), -scores[i], i))
+    copies: dict[int, list[int]] = {}
+    if COLLAPSE_DUPLICATES and order:
+        texts = search_context.leading_text(conn, order[:3 * k], rerank.DUPLICATE_CHARS)
+        top, copies = rerank.collapse(order[:3 * k], texts, k)
+    else:
+        top = order[:k]
+    return _Ranked(top=top, rows=event_reads.fetch_hits(conn, top), scores=scores,
+                   dense=dense_full, dense_rank=dense_rank, keyword_rank=keyword_rank,
+                   exact=exact, neighbours=neighbours, copies=copies)
 
 
 def _fuse(mode: str, fusion: str, candidates: list[int], dense: dict, keyword: dict,
