@@ -301,8 +301,8 @@ def test_progress_reports_done_and_total(db):
 
 
 def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypatch):
-    from memory_platform.assets.embeddings import event_embeddings
-    from memory_platform.resources import CairnResource
+    from memory_platform.defs.search.assets import event_embeddings
+    from memory_platform.resources import DatabaseResource
 
     monkeypatch.delenv("MEMORY_PLATFORM_EMBEDDER", raising=False)  # the default model
     ids = add_events(db, "notes", [
@@ -312,7 +312,7 @@ def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypa
     instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
         [event_embeddings], partition_key="2026-03-02", instance=instance,
-        resources={"cairn": CairnResource()},
+        resources={"database": DatabaseResource()},
     )
     assert result.success
     meta = result.asset_materializations_for_node("event_embeddings")[0].metadata

@@ -1,4 +1,5 @@
-"""Every PartitionsDefinition, defined once and referenced by object."""
+"""What every domain's Dagster definitions share: the partitions (each defined once and
+referenced by object), the pool of LLM-calling steps, and every run tag the project sets."""
 
 import dagster as dg
 
@@ -40,3 +41,27 @@ weekly_partitions = dg.WeeklyPartitionsDefinition(start_date=history_start(), da
 # that namespace's markdown wiki (`vault_wiki`).
 WIKI_PARTITIONS_NAME = "wiki_namespaces"
 wiki_namespaces = dg.DynamicPartitionsDefinition(name=WIKI_PARTITIONS_NAME)
+
+
+# Steps that call an LLM share one pool (the dream, the curator, the lint, the report):
+# its limit (dagster.yaml) keeps a backfill from sending many calls at once.
+LLM_POOL = "llm"
+
+# Dagster's own tags for a single run over a partition range.
+RANGE_START = "dagster/asset_partition_range_start"
+RANGE_END = "dagster/asset_partition_range_end"
+PARTITION_TAG = "dagster/partition"  # a run over one partition
+# Ours: who or what launched a run, and for review decisions which entry and what decision.
+TRIGGER_TAG = "memory-platform/trigger"  # nightly, session-end, weekly, cli, dashboard, ...
+SESSIONS_TAG = "memory-platform/sessions"  # how many ended sessions a dream run covers
+ACTOR_TAG = "memory-platform/actor"
+DECISION_TAG = "memory-platform/decision"
+MEMORY_TAG = "memory-platform/memory-id"
+# On an ingest run: what runs next over the same days once it succeeds
+# (`dream_after_ingest_sensor`): "dream" for the nightly schedule and the session-end sensor.
+THEN_TAG = "memory-platform/then"
+
+
+def range_tags(first: str, last: str, **extra: str) -> dict[str, str]:
+    """Tags asking for one run over the partition keys first..last."""
+    return {RANGE_START: first, RANGE_END: last, **extra}

@@ -1,4 +1,4 @@
-"""The database resource: where cairn lives, connected lazily."""
+"""The database resource: the database and settings, connected lazily."""
 
 from pathlib import Path
 
@@ -12,8 +12,8 @@ from memory_platform.store import Database
 _databases: dict[tuple[str | None, str], Database] = {}
 
 
-class CairnResource(dg.ConfigurableResource):
-    """PostgreSQL holding cairn. Empty fields fall back to the environment
+class DatabaseResource(dg.ConfigurableResource):
+    """PostgreSQL holding the events, vectors and memories. Empty fields fall back to the environment
     (MEMORY_PLATFORM_HOME, MEMORY_PLATFORM_DATABASE_URL, ...), read when first used."""
 
     home: str | None = None

@@ -1,6 +1,6 @@
 """analytics assets: the lake's snapshot tables, the dbt marts, and the weekly report.
 
-    raw_events_lake (cairn) ─┐
+    raw_events_lake (ingest) ─┐
     <table>_lake snapshots ──┴─> dbt staging views ─> marts (dbt tests = asset checks)
     (lineage: the dream, vault,                             └─> weekly_report (per ISO week)
      curator and orchard assets)
@@ -19,14 +19,14 @@ from dagster_dbt import DagsterDbtTranslator, DbtCliResource, DbtProject, dbt_as
 from memory_platform.analytics import dbt as dbt_files
 from memory_platform.analytics import lake, service
 from memory_platform.analytics.report import CHARTS
-from memory_platform.assets.cairn import raw_events
-from memory_platform.assets.curator import curator_cuts, curator_purge, curator_verdicts
-from memory_platform.assets.dream import LLM_POOL, dedup_verdicts, dream_candidates, shadow_memories
-from memory_platform.assets.orchard import orchard_snapshot
-from memory_platform.assets.vault import vault_promotions
+from memory_platform.defs.curator.assets import curator_cuts, curator_purge, curator_verdicts
+from memory_platform.defs.dream.assets import dedup_verdicts, dream_candidates, shadow_memories
+from memory_platform.defs.ingest.assets import raw_events
+from memory_platform.defs.orchard.assets import orchard_snapshot
+from memory_platform.defs.vault.assets import vault_promotions
 from memory_platform.llm import CallRecorder
-from memory_platform.partitions import weekly_partitions
-from memory_platform.resources import CairnResource, LLMFactory
+from memory_platform.resources import DatabaseResource, LLMFactory
+from memory_platform.resources.common import LLM_POOL, weekly_partitions
 
 GROUP = "analytics"
 
@@ -48,7 +48,7 @@ SNAPSHOT_SOURCES = {
 
 
 def lake_key(table: str) -> dg.AssetKey:
-    """The asset that writes lake table `table` (`raw_events_lake` is cairn's)."""
+    """The asset that writes lake table `table` (`raw_events_lake` is ingest's)."""
     return dg.AssetKey(f"{table}_lake")
 
 
@@ -63,14 +63,14 @@ def lake_key(table: str) -> dg.AssetKey:
         for table in lake.TABLES],
     can_subset=True,
 )
-def lake_snapshots(context: dg.AssetExecutionContext, cairn: CairnResource):
+def lake_snapshots(context: dg.AssetExecutionContext, database: DatabaseResource):
     """Copies the selected tables from PostgreSQL to the lake (store/lake.py's SELECTs, read
     in pages into polars frames)."""
-    settings, database = cairn.settings(), cairn.database()
+    settings, db = database.settings(), database.database()
     for table in lake.TABLES:
         if lake_key(table) not in context.selected_asset_keys:
             continue
-        written = lake.write_snapshot(database, settings.lake, table)
+        written = lake.write_snapshot(db, settings.lake, table)
         yield dg.MaterializeResult(asset_key=lake_key(table), metadata={
             "rows": written["rows"], "bytes": written["bytes"],
             "path": dg.MetadataValue.path(written["path"])})
@@ -94,11 +94,11 @@ DBT_PROJECT = DbtProject(project_dir=dbt_files.PROJECT_DIR)
 @dbt_assets(manifest=dbt_files.ensure_manifest(), project=DBT_PROJECT,
             dagster_dbt_translator=MartsTranslator(), name="analytics_marts")
 def analytics_marts(context: dg.AssetExecutionContext, dbt: DbtCliResource,
-                    cairn: CairnResource):
+                    database: DatabaseResource):
     """`dbt build` of the selected models, seeds and tests into the DuckDB warehouse
     (MEMORY_PLATFORM_WAREHOUSE): staging views over the lake, then the marts. Each dbt test
     is an asset check on its model; a failing one fails the step after reporting."""
-    settings = cairn.settings()
+    settings = database.settings()
     if not any(settings.lake.glob("raw_events/*/*.parquet")):
         raise FileNotFoundError(
             f"the lake has no raw events yet ({settings.lake / 'raw_events'}): materialize "
@@ -128,7 +128,7 @@ def _inline_images(markdown: str, images: dict[str, bytes]) -> str:
     deps=MART_KEYS,
     pool=LLM_POOL,
 )
-def weekly_report(context: dg.AssetExecutionContext, cairn: CairnResource,
+def weekly_report(context: dg.AssetExecutionContext, database: DatabaseResource,
                   llm: dg.ResourceParam[LLMFactory]) -> dg.MaterializeResult:
     """The week's report (one partition per ISO week, Monday to Sunday UTC): what was done
     (one summary per active project, with checked citations; without an LLM the report says
@@ -138,14 +138,14 @@ def weekly_report(context: dg.AssetExecutionContext, cairn: CairnResource,
     and served by `memory-platform serve` at /reports. Rebuilding a week replaces its
     folder."""
     monday = date.fromisoformat(context.partition_key)
-    database = cairn.database()
+    db = database.database()
     recorders: list[CallRecorder] = []
 
     def model() -> CallRecorder:  # LLMNotConfigured from here: a report without summaries
-        recorders.append(CallRecorder(llm.provider(), db=database, run_id=context.run.run_id))
+        recorders.append(CallRecorder(llm.provider(), db=db, run_id=context.run.run_id))
         return recorders[-1]
 
-    built, path = service.build_week(database, cairn.settings(), monday, model)
+    built, path = service.build_week(db, database.settings(), monday, model)
     totals = built.numbers["totals"]
     return dg.MaterializeResult(metadata={
         "week": built.week,

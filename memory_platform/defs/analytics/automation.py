@@ -6,7 +6,8 @@ from datetime import datetime, timezone
 import dagster as dg
 
 from memory_platform.days import last_complete_week, week_label
-from memory_platform.jobs import TRIGGER_TAG, weekly_report_job
+from memory_platform.defs.analytics.jobs import weekly_report_job
+from memory_platform.resources.common import TRIGGER_TAG
 from memory_platform.settings import load_settings
 
 WEEKLY_CRON = "0 6 * * 1"

@@ -16,15 +16,14 @@ from typing import Any
 
 import dagster as dg
 
-from memory_platform.assets.dream import LLM_POOL
-from memory_platform.assets.vault import vault_promotions
 from memory_platform.curator import archive, prompt
 from memory_platform.curator.config import CuratorConfig, parse_week
 from memory_platform.curator.execute import CuratorRefused, execute
 from memory_platform.curator.propose import propose
+from memory_platform.defs.vault.assets import vault_promotions
 from memory_platform.llm import CallRecorder
-from memory_platform.partitions import curator_partitions
-from memory_platform.resources import CairnResource, CuratorAgents
+from memory_platform.resources import CuratorAgents, DatabaseResource
+from memory_platform.resources.common import LLM_POOL, curator_partitions
 
 # One partition per run, LLM calls in the `llm` pool: a backfill of many namespaces and
 # weeks cannot fan out unbounded spend, and each run's cost is in its metadata.
@@ -77,7 +76,7 @@ def _flat(items: list[dict]) -> dict[str, Any]:
     deps=[dg.AssetDep(vault_promotions, partition_mapping=dg.AllPartitionMapping())],
 )
 def curator_verdicts(
-    context: dg.AssetExecutionContext, cairn: CairnResource,
+    context: dg.AssetExecutionContext, database: DatabaseResource,
     curator_agents: dg.ResourceParam[CuratorAgents], config: CuratorRunConfig,
 ) -> dg.MaterializeResult:
     """The agent's verdict on one namespace for one week (partition: namespace x week): the
@@ -87,8 +86,8 @@ def curator_verdicts(
     (handle, reason, evidence), merges and contradictions validated by code. One row in
     `curator_runs`: proposed, or refused (invalid verdict, or over the ceiling). Cuts
     nothing. A week already executed is not asked again. Costs one agent call per prompt."""
-    db = cairn.database()
-    settings = cairn.settings()
+    db = database.database()
+    settings = database.settings()
     curator = CuratorConfig.load(settings)
     now = datetime.now(timezone.utc)
     recorders, outcomes = [], []
@@ -116,7 +115,7 @@ def curator_verdicts(
     backfill_policy=CURATOR_BACKFILL,
     deps=[curator_verdicts],
 )
-def curator_cuts(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.MaterializeResult:
+def curator_cuts(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
     """The week's verdict executed (partition: namespace x week): under row locks, the
     listing's fingerprint re-verified and the ceiling judged again, then each cut archived
     (`curator_archive`: the full memory, its vectors, reason, evidence, run) with a tombstone
@@ -124,8 +123,8 @@ def curator_cuts(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.
     (14); merges and contradictions staged into `<ns>__dream` for review. A refused verdict,
     a changed namespace or a breach of the ceiling cuts nothing and fails this step with the
     reason. A week executes once: re-running it cuts nothing twice."""
-    db = cairn.database()
-    curator = CuratorConfig.load(cairn.settings())
+    db = database.database()
+    curator = CuratorConfig.load(database.settings())
     outcomes, refusals = [], []
     for namespace, week in _partitions(context):
         try:
@@ -147,11 +146,11 @@ def curator_cuts(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.
     kinds={"postgres"},
     deps=[curator_cuts],
 )
-def curator_purge(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.MaterializeResult:
+def curator_purge(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
     """Archives whose restore window has ended, deleted (their vectors with them); each
     tombstone becomes status 'purged' and a `curator_purges` record keeps what was purged
     (memory id, namespace, content hash, reason, cut and purge times). Daily."""
-    db = cairn.database()
+    db = database.database()
     records = archive.purge(db, purged_by=f"purge:{context.run.run_id}")
     by_namespace = Counter(r["namespace"] for r in records)
     left = archive.next_purges(db)

@@ -15,15 +15,16 @@ import dagster as dg
 
 from memory_platform.curator.config import week_of
 from memory_platform.curator.listing import namespaces
-from memory_platform.jobs import TRIGGER_TAG, curator_job, curator_purge_job
+from memory_platform.defs.curator.jobs import curator_job, curator_purge_job
 from memory_platform.llm.providers import llm_not_configured
-from memory_platform.partitions import (
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import (
     CURATOR_NAMESPACES_NAME,
+    TRIGGER_TAG,
     curator_key,
     curator_namespaces,
 )
-from memory_platform.resources import CairnResource
-from memory_platform.sensors.status import dreams_off_note, dreams_schedule_status
+from memory_platform.sensors.dream_switch import dreams_off_note, dreams_schedule_status
 from memory_platform.settings import load_settings
 
 WEEKLY_CRON = "0 4 * * 0"  # Sunday 04:00, after the nightly dream at 03:00
@@ -37,9 +38,9 @@ PURGE_CRON = "30 4 * * *"
     description="Adds a curator partition for each new primary vault namespace.",
 )
 def curator_namespaces_sensor(
-    context: dg.SensorEvaluationContext, cairn: CairnResource
+    context: dg.SensorEvaluationContext, database: DatabaseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    wanted = namespaces(cairn.database())
+    wanted = namespaces(database.database())
     have = set(context.instance.get_dynamic_partitions(CURATOR_NAMESPACES_NAME))
     missing = [n for n in wanted if n not in have]
     if not missing:

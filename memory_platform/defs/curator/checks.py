@@ -11,10 +11,10 @@
 
 import dagster as dg
 
-from memory_platform.assets.curator import curator_cuts, curator_purge, curator_verdicts
 from memory_platform.curator import archive, breaker
 from memory_platform.curator.propose import verdicts_of
-from memory_platform.resources import CairnResource
+from memory_platform.defs.curator.assets import curator_cuts, curator_purge, curator_verdicts
+from memory_platform.resources import DatabaseResource
 
 
 @dg.asset_check(
@@ -25,9 +25,9 @@ from memory_platform.resources import CairnResource
     "MEMORY_PLATFORM_CURATOR_CEILINGS); one over refuses the whole run.",
 )
 def cut_ratio_within_ceiling(
-    context: dg.AssetCheckExecutionContext, cairn: CairnResource
+    context: dg.AssetCheckExecutionContext, database: DatabaseResource
 ) -> dg.AssetCheckResult:
-    verdicts = verdicts_of(cairn.database(), context.run.run_id)
+    verdicts = verdicts_of(database.database(), context.run.run_id)
     judged = []
     for run in verdicts:
         judgement = breaker.judge(run["proposed_cuts"], run["listed"], run["ceiling"])
@@ -58,10 +58,10 @@ _INVARIANT = ("Every namespace has exactly one curator archive per tombstone (a 
            for asset in (curator_verdicts, curator_cuts, curator_purge)],
     can_subset=True,
 )
-def tombstones_match_archives(context: dg.AssetCheckExecutionContext, cairn: CairnResource):
+def tombstones_match_archives(context: dg.AssetCheckExecutionContext, database: DatabaseResource):
     """tombstones == archives, per namespace (the database refuses a commit that breaks it;
     this proves it every run)."""
-    found = archive.invariant(cairn.database())
+    found = archive.invariant(database.database())
     broken = [n for n in found["by_namespace"] if not n["ok"]]
     metadata = {
         "by_namespace": dg.MetadataValue.json(

@@ -10,16 +10,15 @@ from datetime import datetime, timezone
 
 import dagster as dg
 
-from memory_platform.assets.cairn import raw_events
 from memory_platform.days import days_in
+from memory_platform.defs.ingest.assets import raw_events
 from memory_platform.dream import dedup, digest, staging
 from memory_platform.dream.propose import DreamSettings, dream_day
 from memory_platform.llm import CallRecorder
-from memory_platform.partitions import daily_partitions
-from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.resources import DatabaseResource, DigestNotifier, LLMFactory
+from memory_platform.resources.common import LLM_POOL, daily_partitions
 from memory_platform.vault.routing import Routing
 
-LLM_POOL = "llm"
 # Each run of a backfill covers at most a week: its cost shows up in the run's metadata
 # before the next one starts (with the pool's limit), instead of years in one go.
 DREAM_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=7)
@@ -36,7 +35,7 @@ def _days(context: dg.AssetExecutionContext):
 
 
 @dg.asset(
-    group_name="still",
+    group_name="dream",
     kinds={"postgres", "python"},
     partitions_def=daily_partitions,
     backfill_policy=DREAM_BACKFILL,
@@ -44,7 +43,7 @@ def _days(context: dg.AssetExecutionContext):
     deps=[raw_events],
 )
 def dream_candidates(
-    context: dg.AssetExecutionContext, cairn: CairnResource, llm: dg.ResourceParam[LLMFactory]
+    context: dg.AssetExecutionContext, database: DatabaseResource, llm: dg.ResourceParam[LLMFactory]
 ) -> dg.MaterializeResult:
     """Memories the model proposes from each day's turns not yet dreamed (a watermark per
     conversation and day), scored 1-10 for durability against the rubric in
@@ -52,10 +51,10 @@ def dream_candidates(
     the routing rules choose. Only scores at or above MEMORY_PLATFORM_DREAM_MIN_SCORE (6)
     go on to the dedup gate; the rest are kept as below_threshold. Secrets are masked before
     any prompt; a candidate that still carries one is rejected. Table `dream_candidates`."""
-    db = cairn.database()
+    db = database.database()
     recorder = CallRecorder(llm.provider, db=db, run_id=context.run.run_id)
     routing = Routing.load()
-    settings = DreamSettings.from_settings(cairn.settings())
+    settings = DreamSettings.from_settings(database.settings())
     totals: dict[str, int] = {}
     for day in _days(context):
         report = dream_day(db, recorder, day, run_id=context.run.run_id, routing=routing,
@@ -74,7 +73,7 @@ def dream_candidates(
 
 
 @dg.asset(
-    group_name="still",
+    group_name="dream",
     kinds={"postgres", "pgvector", "python"},
     partitions_def=daily_partitions,
     backfill_policy=DREAM_BACKFILL,
@@ -82,7 +81,7 @@ def dream_candidates(
     deps=[dream_candidates],
 )
 def dedup_verdicts(
-    context: dg.AssetExecutionContext, cairn: CairnResource, llm: dg.ResourceParam[LLMFactory]
+    context: dg.AssetExecutionContext, database: DatabaseResource, llm: dg.ResourceParam[LLMFactory]
 ) -> dg.MaterializeResult:
     """A recorded verdict for every proposed candidate (table `dedup_verdicts`): compared with
     its primary namespace, that namespace's shadows (including entries the reviewer
@@ -90,7 +89,7 @@ def dedup_verdicts(
     duplicate; in the grey band an LLM judge decides same fact / contradiction / new; facts
     differing in a number, version, port, path or date are never auto-duplicates. Rejections
     keep the neighbour that decided them. Thresholds are in memory_platform/dedup.py."""
-    db = cairn.database()
+    db = database.database()
     recorder = CallRecorder(llm.provider, db=db, run_id=context.run.run_id)
     verdicts: dict[str, int] = {}
     decided = judge_calls = 0
@@ -120,18 +119,18 @@ def dedup_verdicts(
 
 
 @dg.asset(
-    group_name="still",
+    group_name="dream",
     kinds={"postgres", "pgvector", "python"},
     partitions_def=daily_partitions,
     backfill_policy=DREAM_BACKFILL,
     deps=[dedup_verdicts],
 )
-def shadow_memories(context: dg.AssetExecutionContext, cairn: CairnResource) -> dg.MaterializeResult:
+def shadow_memories(context: dg.AssetExecutionContext, database: DatabaseResource) -> dg.MaterializeResult:
     """Candidates the gate let through (new, or contradicting a known fact), staged into
     `<namespace>__dream` with provenance (run, source turns, score, why, verdict) and a
     vector, pending review. Never a primary namespace: the database refuses that. Re-running
     stages nothing twice (keyed on the candidate)."""
-    db = cairn.database()
+    db = database.database()
     staged, already, by_namespace = 0, 0, {}
     for day in _days(context):
         result = staging.stage_day(db, day, run_id=context.run.run_id)
@@ -148,23 +147,23 @@ def shadow_memories(context: dg.AssetExecutionContext, cairn: CairnResource) -> 
 
 
 @dg.asset(
-    group_name="still",
+    group_name="dream",
     kinds={"python"},
     partitions_def=daily_partitions,
     backfill_policy=DREAM_BACKFILL,
     deps=[shadow_memories],
 )
 def dream_digest(
-    context: dg.AssetExecutionContext, cairn: CairnResource, notifier: DigestNotifier
+    context: dg.AssetExecutionContext, database: DatabaseResource, notifier: DigestNotifier
 ) -> dg.MaterializeResult:
     """A markdown digest of the run's days: learned (staged), rejected as known,
     contradictions flagged, review backlog size and the age of its oldest entry. Written to
     $MEMORY_PLATFORM_HOME/digests/, shown here, and POSTed to the notifier's webhook when one
     is set (a failed POST fails this step after the file is written)."""
     days = _days(context)
-    markdown, figures = digest.build_digest(cairn.database(), days, run_id=context.run.run_id,
+    markdown, figures = digest.build_digest(database.database(), days, run_id=context.run.run_id,
                                             now=datetime.now(timezone.utc))
-    path = digest.write_digest(cairn.settings().home / "digests", days, markdown)
+    path = digest.write_digest(database.settings().home / "digests", days, markdown)
     url = notifier.url()
     if url:
         digest.post_webhook(url, markdown)

@@ -3,8 +3,8 @@
 
 import dagster as dg
 
-from memory_platform.assets.dream import dedup_verdicts, shadow_memories
-from memory_platform.resources import CairnResource
+from memory_platform.defs.dream.assets import dedup_verdicts, shadow_memories
+from memory_platform.resources import DatabaseResource
 from memory_platform.store import dream as store
 
 # Warn outside this band: 0% rejected suggests a gate that lets everything through, more
@@ -21,9 +21,9 @@ MIN_DECISIONS = 5
     "row in a primary namespace that was not promoted by review.",
 )
 def no_primary_namespace_writes(
-    context: dg.AssetCheckExecutionContext, cairn: CairnResource
+    context: dg.AssetCheckExecutionContext, database: DatabaseResource
 ) -> dg.AssetCheckResult:
-    with cairn.database().connect() as conn:
+    with database.database().connect() as conn:
         by_run = store.primary_writes_by_runs(conn, [context.run.run_id])
         unpromoted = store.unpromoted_dream_rows_in_primary(conn)
     bad = by_run + [r for r in unpromoted if r["id"] not in {b["id"] for b in by_run}]
@@ -40,9 +40,9 @@ def no_primary_namespace_writes(
     description="Every memory this run staged has the dedup verdict that let it through.",
 )
 def staged_have_verdicts(
-    context: dg.AssetCheckExecutionContext, cairn: CairnResource
+    context: dg.AssetCheckExecutionContext, database: DatabaseResource
 ) -> dg.AssetCheckResult:
-    with cairn.database().connect() as conn:
+    with database.database().connect() as conn:
         missing = store.staged_without_verdict(conn, [context.run.run_id])
     return dg.AssetCheckResult(
         passed=not missing,
@@ -56,9 +56,9 @@ def staged_have_verdicts(
     description="Every candidate this run proposed has a verdict before anything is staged.",
 )
 def candidates_all_decided(
-    context: dg.AssetCheckExecutionContext, cairn: CairnResource
+    context: dg.AssetCheckExecutionContext, database: DatabaseResource
 ) -> dg.AssetCheckResult:
-    with cairn.database().connect() as conn:
+    with database.database().connect() as conn:
         undecided = store.proposed_without_verdict_by_run(conn, context.run.run_id)
     return dg.AssetCheckResult(passed=undecided == 0, metadata={"undecided": undecided})
 
@@ -69,9 +69,9 @@ def candidates_all_decided(
     f"or above {REJECTION_RATE_WARN_ABOVE:.0%} (with at least {MIN_DECISIONS} decisions).",
 )
 def dedup_rejection_rate(
-    context: dg.AssetCheckExecutionContext, cairn: CairnResource
+    context: dg.AssetCheckExecutionContext, database: DatabaseResource
 ) -> dg.AssetCheckResult:
-    with cairn.database().connect() as conn:
+    with database.database().connect() as conn:
         counts = store.verdict_counts_by_run(conn, context.run.run_id)
     decided = sum(counts.values())
     rejected = counts.get("duplicate", 0) + counts.get("same_fact", 0)

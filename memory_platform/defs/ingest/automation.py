@@ -9,17 +9,11 @@ from pathlib import Path
 import dagster as dg
 
 from memory_platform.days import clamp_to_partitions, merge_day_ranges
+from memory_platform.defs.ingest.jobs import ingest_raw_events_job
 from memory_platform.ingest import catalog
 from memory_platform.ingest.report import ImportReport
-from memory_platform.jobs import (
-    PARTITION_TAG,
-    RANGE_END,
-    RANGE_START,
-    dream_job,
-    ingest_raw_events_job,
-    range_tags,
-)
-from memory_platform.resources import CairnResource
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import PARTITION_TAG, RANGE_END, RANGE_START, range_tags
 
 CURSOR_VERSION = 1
 # Scanning a big export parses it; stop after this long and finish on the next tick
@@ -57,9 +51,10 @@ def import_runs_since(instance: dg.DagsterInstance, since: datetime
     """(start, first day, last day) of the successful runs that imported raw events since
     `since`: range runs carry their range in tags, single-partition runs their key."""
     found = []
-    for job in (ingest_raw_events_job, dream_job):
+    # dream_job by name: the dream's definitions import this domain's, not the other way.
+    for job_name in (ingest_raw_events_job.name, "dream_job"):
         records = instance.get_run_records(dg.RunsFilter(
-            job_name=job.name, statuses=[dg.DagsterRunStatus.SUCCESS], created_after=since))
+            job_name=job_name, statuses=[dg.DagsterRunStatus.SUCCESS], created_after=since))
         for record in records:
             tags = record.dagster_run.tags
             first = tags.get(RANGE_START) or tags.get(PARTITION_TAG)
@@ -76,12 +71,12 @@ def import_runs_since(instance: dg.DagsterInstance, since: datetime
     default_status=dg.DefaultSensorStatus.RUNNING,
 )
 def source_folders_sensor(
-    context: dg.SensorEvaluationContext, cairn: CairnResource
+    context: dg.SensorEvaluationContext, database: DatabaseResource
 ) -> dg.SensorResult | dg.SkipReason:
     """Watches the Claude Code projects folder, the inbox, the notes folder and the demo
     history. A new or changed file is catalogued (its event-time range), and the days it
     covers are requested as one single-run range per contiguous span."""
-    settings = cairn.settings()
+    settings = database.settings()
     seen = parse_cursor(context.cursor)
     report = ImportReport()  # what the walks skipped (a symlink out, a FIFO): logged
     targets = catalog.watched_targets(settings, report)
@@ -106,7 +101,7 @@ def source_folders_sensor(
     for kind, path, size, mtime in changed:
         if handled and time.monotonic() > deadline:
             break
-        scanned = catalog.scan_files(cairn.database(), [(kind, Path(path))], report)
+        scanned = catalog.scan_files(database.database(), [(kind, Path(path))], report)
         handled.append((kind, path, size, mtime))
         if not scanned:  # unreadable since it was found: logged below
             continue

@@ -2,10 +2,10 @@
 
 import dagster as dg
 
-from memory_platform.assets.cairn import raw_events
+from memory_platform.defs.ingest.assets import raw_events
 from memory_platform.ingest import quality
-from memory_platform.partitions import daily_partitions
-from memory_platform.resources import CairnResource
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import daily_partitions
 from memory_platform.store import event_reads
 
 
@@ -17,10 +17,10 @@ def _check(name: str, description: str):
         partitions_def=daily_partitions,
         blocking=True,
     )
-    def _run(context: dg.AssetCheckExecutionContext, cairn: CairnResource) -> dg.AssetCheckResult:
+    def _run(context: dg.AssetCheckExecutionContext, database: DatabaseResource) -> dg.AssetCheckResult:
         window = context.partition_time_window
         rows: list[tuple] = []
-        with cairn.database().connect() as conn:
+        with database.database().connect() as conn:
             for page in event_reads.events_in_window(conn, window.start, window.end,
                                                      quality.QUALITY_COLUMNS):
                 rows.extend(page)

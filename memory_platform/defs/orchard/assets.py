@@ -11,10 +11,10 @@ from datetime import date
 
 import dagster as dg
 
-from memory_platform.assets.cairn import raw_events
+from memory_platform.defs.ingest.assets import raw_events
 from memory_platform.orchard import discovery, snapshots
-from memory_platform.partitions import weekly_partitions
-from memory_platform.resources import CairnResource
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import weekly_partitions
 
 MAX_PROPOSALS_IN_METADATA = 50
 
@@ -26,7 +26,7 @@ MAX_PROPOSALS_IN_METADATA = 50
     deps=[dg.AssetDep(raw_events, partition_mapping=dg.AllPartitionMapping())],
 )
 def orchard_proposals(context: dg.AssetExecutionContext,
-                      cairn: CairnResource) -> dg.MaterializeResult:
+                      database: DatabaseResource) -> dg.MaterializeResult:
     """Projects proposed from cairn, waiting for a person (table `orchard_proposals`). One
     row is one proposed project: the signals that name it (a Claude Code path and its git
     repo, a claude.ai project, a chat title repeated in several conversations), merged by
@@ -34,7 +34,7 @@ def orchard_proposals(context: dg.AssetExecutionContext,
     Creates no project: `memory-platform orchard accept` (or the dashboard) does, when a
     person says so. Re-running refreshes the activity of known proposals and never their
     decision."""
-    found = discovery.discover(cairn.database(), cairn.settings())
+    found = discovery.discover(database.database(), database.settings())
     table = "\n".join(
         f"| {p['name']} | {p['repo'] or ''} | {', '.join(s['kind'] for s in p['signals'])} | "
         f"{p['sessions']} | {p['turns']} | {p['last_active'] or ''} |"
@@ -61,17 +61,17 @@ def orchard_proposals(context: dg.AssetExecutionContext,
     deps=[dg.AssetDep(raw_events, partition_mapping=dg.TimeWindowPartitionMapping())],
 )
 def orchard_snapshot(context: dg.AssetExecutionContext,
-                     cairn: CairnResource) -> dg.MaterializeResult:
+                     database: DatabaseResource) -> dg.MaterializeResult:
     """The portfolio as of each week (table `orchard_snapshots`), for history and the
     analytics marts. One partition is one ISO week (UTC, keyed by its Monday); one row is
     one project as it stood at the week's end (status, priority, next action, blockers,
     deadline, last milestone: replayed from the project's history) with the week's
     milestones, sessions and turns. Re-running a week replaces its rows (one per project);
     a range backfill is one run."""
-    database = cairn.database()
+    db = database.database()
     weeks = []
     for key in context.partition_keys:
-        weeks.append(snapshots.take_snapshot(database, date.fromisoformat(key),
+        weeks.append(snapshots.take_snapshot(db, date.fromisoformat(key),
                                              run_id=context.run.run_id))
     keys = context.partition_keys
     return dg.MaterializeResult(metadata={

@@ -1,11 +1,12 @@
-"""The orchard's schedules: a daily discovery of projects in cairn (proposals only) and the
+"""The orchard's schedules: a daily discovery of projects in the events (proposals only) and the
 weekly snapshot of the portfolio, each Monday for the week that just ended."""
 
 from datetime import datetime, timedelta, timezone
 
 import dagster as dg
 
-from memory_platform.jobs import TRIGGER_TAG, discover_projects_job, snapshot_orchard_job
+from memory_platform.defs.orchard.jobs import discover_projects_job, snapshot_orchard_job
+from memory_platform.resources.common import TRIGGER_TAG
 from memory_platform.settings import load_settings
 
 # Weeks are ISO weeks in UTC (orchard/snapshots.py): the schedule runs on UTC's clock, so a
@@ -38,7 +39,7 @@ def weekly_orchard_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequ
     # Read when definitions load (an environment read, no I/O), as the nightly dream does.
     execution_timezone=load_settings().timezone,
     default_status=dg.DefaultScheduleStatus.RUNNING,
-    description="Daily at 04:30 (MEMORY_PLATFORM_TIMEZONE): propose projects found in cairn. "
+    description="Daily at 04:30 (MEMORY_PLATFORM_TIMEZONE): propose projects found in the events. "
     "Nothing is created until a person accepts a proposal.",
 )
 def daily_project_discovery_schedule(context: dg.ScheduleEvaluationContext) -> dg.RunRequest:

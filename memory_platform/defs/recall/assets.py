@@ -10,17 +10,15 @@ import dagster as dg
 
 from memory_platform.llm import CallRecorder
 from memory_platform.llm.providers import llm_not_configured
-from memory_platform.partitions import wiki_namespaces
 from memory_platform.recall import classify, intake, lint
-from memory_platform.resources import CairnResource, LLMFactory
+from memory_platform.resources import DatabaseResource, LLMFactory
+from memory_platform.resources.common import LLM_POOL, wiki_namespaces
 from memory_platform.vault.service import primary_namespaces
-
-LLM_POOL = "llm"
 
 
 @dg.asset(group_name="recall", kinds={"markdown", "postgres", "python"},
           partitions_def=wiki_namespaces)
-def vault_wiki(context: dg.AssetExecutionContext, cairn: CairnResource,
+def vault_wiki(context: dg.AssetExecutionContext, database: DatabaseResource,
                llm: dg.ResourceParam[LLMFactory]) -> dg.MaterializeResult:
     """The markdown wiki of a primary namespace, one partition per namespace (key: its
     name): `$MEMORY_PLATFORM_HOME/wiki/<namespace>/` with INDEX.md (topics and standing
@@ -31,8 +29,8 @@ def vault_wiki(context: dg.AssetExecutionContext, cairn: CairnResource,
     is kept as it is), classifies memories written before topics existed, then rewrites
     what changed. Deterministic: the same vault gives the same bytes. Tables `wiki_files`,
     `lint_findings` (unmappable edits), `memories`, `vault_audit`."""
-    db = cairn.database()
-    settings = cairn.settings()
+    db = database.database()
+    settings = database.settings()
     backfilled = classify.backfill(db)
     figures: dict = {"backfill": dg.MetadataValue.json(backfilled)}
     for namespace in context.partition_keys:
@@ -47,7 +45,7 @@ def vault_wiki(context: dg.AssetExecutionContext, cairn: CairnResource,
 
 
 @dg.asset(group_name="recall", kinds={"postgres", "pgvector", "python"}, pool=LLM_POOL)
-def vault_lint(context: dg.AssetExecutionContext, cairn: CairnResource,
+def vault_lint(context: dg.AssetExecutionContext, database: DatabaseResource,
                llm: dg.ResourceParam[LLMFactory]) -> dg.MaterializeResult:
     """Lint of every primary namespace's current facts: contradictions (same subject,
     different significant tokens, or the dedup judge's verdict when an LLM is configured),
@@ -55,7 +53,7 @@ def vault_lint(context: dg.AssetExecutionContext, cairn: CairnResource,
     evidence, waiting for a person (supersede, archive, keep). Never changes a memory; a
     finding whose memories changed since is closed as obsolete. Runs after each successful
     dream (`lint_after_dream_sensor`) and weekly (`weekly_lint_schedule`)."""
-    db = cairn.database()
+    db = database.database()
     names = [n["name"] for n in primary_namespaces(db)]
     recorder = None
     if llm_not_configured() is None:

@@ -14,10 +14,11 @@ import json
 
 import dagster as dg
 
-from memory_platform.jobs import TRIGGER_TAG, build_wiki_job, dream_job, lint_vault_job
-from memory_platform.partitions import WIKI_PARTITIONS_NAME, wiki_namespaces
+from memory_platform.defs.dream.jobs import dream_job
+from memory_platform.defs.recall.jobs import build_wiki_job, lint_vault_job
 from memory_platform.recall.wiki import dirty_files, vault_fingerprints
-from memory_platform.resources import CairnResource
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import TRIGGER_TAG, WIKI_PARTITIONS_NAME, wiki_namespaces
 
 CURSOR_VERSION = 1
 WEEKLY_LINT_CRON = "0 4 * * 1"
@@ -45,9 +46,9 @@ def dump_cursor(state: dict[str, str]) -> str:
     "edits to wiki files back into the vault.",
 )
 def wiki_sensor(context: dg.SensorEvaluationContext,
-                cairn: CairnResource) -> dg.SensorResult | dg.SkipReason:
-    db = cairn.database()
-    home = cairn.settings().home
+                database: DatabaseResource) -> dg.SensorResult | dg.SkipReason:
+    db = database.database()
+    home = database.settings().home
     audit = vault_fingerprints(db)
     existing = set(context.instance.get_dynamic_partitions(WIKI_PARTITIONS_NAME))
     new = sorted(set(audit) - existing)

@@ -1,23 +1,23 @@
-"""Embeddings: a derived layer over cairn's raw events."""
+"""Search assets: the vectors of the raw events, a derived layer over ingest."""
 
 import dagster as dg
 
-from memory_platform.assets.cairn import raw_events
-from memory_platform.partitions import daily_partitions
+from memory_platform.defs.ingest.assets import raw_events
 from memory_platform.progress import Tracker
 from memory_platform.query.embeddings import embed_missing, get_embedder
-from memory_platform.resources import CairnResource
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import daily_partitions
 
 
 @dg.asset(
-    group_name="cairn",
+    group_name="search",
     kinds={"postgres", "pgvector", "python"},
     partitions_def=daily_partitions,
     backfill_policy=dg.BackfillPolicy.single_run(),
     deps=[raw_events],
 )
 def event_embeddings(
-    context: dg.AssetExecutionContext, cairn: CairnResource
+    context: dg.AssetExecutionContext, database: DatabaseResource
 ) -> dg.MaterializeResult:
     """Vectors of each day's events in table `event_embeddings`, one row per (model, event,
     chunk): the model name and dimension, the chunk's character span in the event's text,
@@ -33,7 +33,7 @@ def event_embeddings(
     window = context.partition_time_window
     embedder = get_embedder()
     tracker = Tracker(f"embedding ({embedder.name})", "events", report=context.log.info)
-    counts = embed_missing(cairn.database(), embedder, start=window.start, end=window.end,
+    counts = embed_missing(database.database(), embedder, start=window.start, end=window.end,
                            progress=tracker.update)
     tracker.finish()
     keys = context.partition_keys

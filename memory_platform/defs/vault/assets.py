@@ -14,9 +14,9 @@ from typing import Any, Literal
 
 import dagster as dg
 
-from memory_platform.assets.dream import shadow_memories
-from memory_platform.partitions import PENDING_PARTITIONS_NAME, pending_memories
-from memory_platform.resources import CairnResource
+from memory_platform.defs.dream.assets import shadow_memories
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import PENDING_PARTITIONS_NAME, pending_memories
 from memory_platform.vault import review
 
 # A run launched from the Dagster UI carries no user name in open-source Dagster: the audit
@@ -77,7 +77,7 @@ def _metadata(results: list[dict], actor: str) -> dict[str, Any]:
     deps=[dg.AssetDep(shadow_memories, partition_mapping=dg.AllPartitionMapping())],
 )
 def vault_promotions(
-    context: dg.AssetExecutionContext, cairn: CairnResource, config: PromotionConfig
+    context: dg.AssetExecutionContext, database: DatabaseResource, config: PromotionConfig
 ) -> dg.MaterializeResult:
     """Review decisions applied to primary namespaces. One partition per shadow entry waiting
     for review (key: its memory id in `<namespace>__dream` or `__ideas`). Materializing a
@@ -95,7 +95,7 @@ def vault_promotions(
                          f"partition; this run covers {len(keys)}")
     if config.action == "supersede" and config.old_memory_id is None:
         raise ValueError("action 'supersede' needs old_memory_id, the fact it replaces")
-    db = cairn.database()
+    db = database.database()
     if config.action == "record":
         if config.promoted_id is None:
             raise ValueError("action 'record' needs promoted_id, the memory the decision wrote")

@@ -9,8 +9,8 @@ sensor keeps no cursor and a replayed tick requests nothing twice.
 
 import dagster as dg
 
-from memory_platform.partitions import PENDING_PARTITIONS_NAME, pending_memories
-from memory_platform.resources import CairnResource
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import PENDING_PARTITIONS_NAME, pending_memories
 from memory_platform.vault import queue
 
 
@@ -33,9 +33,9 @@ def partition_changes(pending_ids: list[int], existing: list[str]) -> tuple[list
     "review: adds new ones, deletes decided ones. Materialize partitions to approve them.",
 )
 def pending_memories_sensor(
-    context: dg.SensorEvaluationContext, cairn: CairnResource
+    context: dg.SensorEvaluationContext, database: DatabaseResource
 ) -> dg.SensorResult | dg.SkipReason:
-    pending_ids = queue.pending_ids(cairn.database())
+    pending_ids = queue.pending_ids(database.database())
     existing = list(context.instance.get_dynamic_partitions(PENDING_PARTITIONS_NAME))
     to_add, to_delete = partition_changes(pending_ids, existing)
     if not to_add and not to_delete:

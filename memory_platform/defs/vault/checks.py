@@ -5,9 +5,9 @@ when nobody reviews; on `vault_promotions`, so a review run shows it shrinking."
 
 import dagster as dg
 
-from memory_platform.assets.dream import shadow_memories
-from memory_platform.assets.vault import vault_promotions
-from memory_platform.resources import CairnResource
+from memory_platform.defs.dream.assets import shadow_memories
+from memory_platform.defs.vault.assets import vault_promotions
+from memory_platform.resources import DatabaseResource
 from memory_platform.vault import queue
 
 CHECK_NAME = "review_backlog"
@@ -24,12 +24,12 @@ _DESCRIPTION = (
     ],
     can_subset=True,
 )
-def review_backlog(context: dg.AssetCheckExecutionContext, cairn: CairnResource):
+def review_backlog(context: dg.AssetCheckExecutionContext, database: DatabaseResource):
     """Pending entries and the age of the oldest, against their limits (warning severity:
     the backlog is a person's to clear, nothing downstream is stopped)."""
-    settings = cairn.settings()
+    settings = database.settings()
     status = queue.backlog_status(
-        cairn.database(), max_pending=settings.review_backlog_max,
+        database.database(), max_pending=settings.review_backlog_max,
         max_age_days=float(settings.review_backlog_max_days))
     reasons = []
     if status["too_many"]:
