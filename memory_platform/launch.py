@@ -29,30 +29,31 @@ from typing import Any
 import dagster as dg
 
 from memory_platform import progress, synthetic
-from memory_platform.assets.vault import PromotionConfig, vault_promotions
 from memory_platform.days import clamp_to_partitions, days_of_keys, week_label
 from memory_platform.definitions import defs
-from memory_platform.dream.plan import undreamed_span
-from memory_platform.ingest import catalog
-from memory_platform.jobs import (
-    ACTOR_TAG,
-    DECISION_TAG,
-    MEMORY_TAG,
-    TRIGGER_TAG,
+from memory_platform.defs.analytics.jobs import weekly_report_job
+from memory_platform.defs.curator.jobs import (
+    DRY_RUN,
     curator_dry_run_job,
     curator_job,
     curator_purge_job,
-    dream_job,
-    ingest_raw_events_job,
-    range_tags,
-    vault_promotion_job,
-    weekly_report_job,
 )
+from memory_platform.defs.dream.jobs import dream_job
+from memory_platform.defs.ingest.jobs import ingest_raw_events_job
+from memory_platform.defs.vault.assets import PromotionConfig, vault_promotions
+from memory_platform.defs.vault.jobs import vault_promotion_job
+from memory_platform.dream.plan import undreamed_span
+from memory_platform.ingest import catalog
 from memory_platform.llm.providers import provider_from_env
-from memory_platform.partitions import (
+from memory_platform.resources.common import (
+    ACTOR_TAG,
     CURATOR_NAMESPACES_NAME,
+    DECISION_TAG,
+    MEMORY_TAG,
     PENDING_PARTITIONS_NAME,
+    TRIGGER_TAG,
     curator_key,
+    range_tags,
 )
 from memory_platform.settings import Settings
 from memory_platform.store import Database
@@ -105,7 +106,7 @@ def bring_up(
     run of the ingest job."""
     from datetime import datetime, timezone
 
-    from memory_platform.assets.cairn import source_files
+    from memory_platform.defs.ingest.assets import source_files
 
     database = Database.from_settings(settings)
     log(f"database: {'external' if settings.database_url else f'embedded in {settings.pgdata}'}")
@@ -344,16 +345,13 @@ def run_curate(settings: Settings, *, namespace: str | None = None, dry_run: boo
         if not instance.has_dynamic_partition(CURATOR_NAMESPACES_NAME, name):
             instance.add_dynamic_partitions(CURATOR_NAMESPACES_NAME, [name])
         log(f"curating {name}, week {week}{' (dry run)' if dry_run else ''}…")
-        # The dry-run job's own config is replaced by any run config given (the loggers
-        # here), so the flag is passed again.
-        config = {"ops": {"curator_verdicts": {"config": {"dry_run": True}}}} if dry_run \
-            else None
         # SILENT: a refusal is an expected outcome, read back from curator_runs and shown by
         # the caller, not Dagster's ERROR line with a stack trace; a step that failed for
         # another reason is in the outcome's errors (its innermost message).
         run = run_job(curator_dry_run_job if dry_run else curator_job, instance,
                       partition_key=curator_key(name, week), tags={TRIGGER_TAG: "cli"},
-                      run_config=config, quiet=SILENT, raise_on_error=False)
+                      run_config=DRY_RUN if dry_run else None, quiet=SILENT,
+                      raise_on_error=False)
         outcomes.append(outcome.of_run(database, run.run_id, name, week, success=run.success,
                                        errors=_step_errors(run)))
     return outcomes

@@ -22,18 +22,18 @@ from helpers.curator import WEEK as CURATOR_WEEK
 from helpers.curator_portfolio import check_curator_and_portfolio
 from memory_platform import synthetic
 from memory_platform.analytics import lake, service, sql
-from memory_platform.assets.analytics import analytics_marts, lake_snapshots, weekly_report
-from memory_platform.assets.cairn import raw_events, raw_events_lake, source_files
-from memory_platform.assets.dream import DREAM_ASSETS
 from memory_platform.curator import archive
 from memory_platform.curator.execute import execute
 from memory_platform.definitions import defs
+from memory_platform.defs.analytics.assets import analytics_marts, lake_snapshots, weekly_report
+from memory_platform.defs.analytics.jobs import weekly_report_job
+from memory_platform.defs.dream.assets import DREAM_ASSETS
+from memory_platform.defs.ingest.assets import raw_events, raw_events_lake, source_files
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.ingest import lake as raw_lake
-from memory_platform.jobs import weekly_report_job
 from memory_platform.llm import ScriptedProvider
 from memory_platform.query.summarize import ChunkPoints, Highlight, Point, RangeSummary
-from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.resources import DatabaseResource, DigestNotifier, LLMFactory
 from memory_platform.settings import load_settings
 from memory_platform.store import Database
 from memory_platform.store import lake as lake_store
@@ -97,7 +97,7 @@ def world(pg_admin_url, tmp_path_factory):
         synthetic.generate_demo(home / "demo", today=TODAY)
         db = Database(url=url)
         instance = dg.DagsterInstance.ephemeral()
-        resources = {"cairn": CairnResource(), "llm": LLMFactory(ScriptedProvider(dreamer)),
+        resources = {"database": DatabaseResource(), "llm": LLMFactory(ScriptedProvider(dreamer)),
                      "notifier": DigestNotifier()}
         assert dg.materialize([source_files], instance=instance, resources=resources).success
         tags = {"dagster/asset_partition_range_start": FIRST,
@@ -382,7 +382,7 @@ def test_sql_is_read_only(tmp_path):
 
 def test_iso_weeks_and_the_weekly_schedule():
     from memory_platform.days import last_complete_week, parse_week, week_label
-    from memory_platform.sensors.weekly_report import weekly_report_schedule
+    from memory_platform.defs.analytics.automation import weekly_report_schedule
 
     assert parse_week("2026-W11") == parse_week("2026-03-12") == date(2026, 3, 9)
     assert week_label(date(2026, 3, 9)) == WEEK and week_label(date(2027, 1, 4)) == "2027-W01"

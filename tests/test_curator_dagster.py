@@ -20,22 +20,22 @@ from helpers.curator import (
     stale_cuts,
     write_routing,
 )
-from memory_platform.assets.curator import CURATOR_ASSETS, curator_cuts, curator_verdicts
-from memory_platform.assets.vault import VAULT_ASSETS
-from memory_platform.checks.curator import curator_checks
 from memory_platform.curator import archive
 from memory_platform.curator.config import CuratorConfig, week_of
 from memory_platform.curator.execute import execute
 from memory_platform.curator.propose import propose
-from memory_platform.jobs import curator_dry_run_job, curator_job, curator_purge_job
-from memory_platform.llm import ScriptedProvider
-from memory_platform.partitions import CURATOR_NAMESPACES_NAME, curator_key
-from memory_platform.resources import CairnResource, CuratorAgents
-from memory_platform.sensors.curator import (
+from memory_platform.defs.curator.assets import CURATOR_ASSETS, curator_cuts, curator_verdicts
+from memory_platform.defs.curator.automation import (
     curator_namespaces_sensor,
     daily_curator_purge_schedule,
     weekly_curator_schedule,
 )
+from memory_platform.defs.curator.checks import curator_checks
+from memory_platform.defs.curator.jobs import curator_dry_run_job, curator_job, curator_purge_job
+from memory_platform.defs.vault.assets import VAULT_ASSETS
+from memory_platform.llm import ScriptedProvider
+from memory_platform.resources import CuratorAgents, DatabaseResource
+from memory_platform.resources.common import CURATOR_NAMESPACES_NAME, curator_key
 
 # Dagster 1.13 tags a run request of a multi-partitioned asset with
 # `dagster/partition/<dimension>`, which its own tag validation then calls non-compliant
@@ -62,7 +62,7 @@ def curated(home, db, tmp_path, monkeypatch):
         jobs=[curator_job, curator_dry_run_job, curator_purge_job],
         sensors=[curator_namespaces_sensor],
         schedules=[weekly_curator_schedule, daily_curator_purge_schedule],
-        resources={"cairn": CairnResource(), "curator_agents": CuratorAgents(model)})
+        resources={"database": DatabaseResource(), "curator_agents": CuratorAgents(model)})
     # A persistent instance (as the UI's): a schedule evaluation needs an instance ref.
     instance = dg.DagsterInstance.from_config(str(home / "dagster"))
     return {"defs": defs, "instance": instance, "plan": plan, "model": model, "ids": ids,
@@ -81,12 +81,12 @@ def checks_of(result) -> dict[str, bool]:
 
 def add_partitions_with_the_sensor(setup):
     context = dg.build_sensor_context(instance=setup["instance"])
-    result = curator_namespaces_sensor(context, cairn=CairnResource())
+    result = curator_namespaces_sensor(context, database=DatabaseResource())
     [request] = result.dynamic_partitions_requests
     assert list(request.partition_keys) == ["acme"]
     setup["instance"].add_dynamic_partitions(CURATOR_NAMESPACES_NAME, request.partition_keys)
     again = curator_namespaces_sensor(dg.build_sensor_context(instance=setup["instance"]),
-                                      cairn=CairnResource())
+                                      database=DatabaseResource())
     assert isinstance(again, dg.SkipReason)
 
 

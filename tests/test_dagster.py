@@ -12,9 +12,9 @@ import pytest
 from helpers.transcripts import write_transcript
 from memory_platform.days import merge_day_ranges
 from memory_platform.definitions import defs
-from memory_platform.jobs import RANGE_END, RANGE_START
-from memory_platform.resources import CairnResource
-from memory_platform.sensors.sources import source_folders_sensor
+from memory_platform.defs.ingest.automation import source_folders_sensor
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import RANGE_END, RANGE_START
 from memory_platform.store import Database
 
 DAY0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
@@ -24,11 +24,9 @@ def _project_objects():
     kinds = (dg.AssetsDefinition, dg.AssetChecksDefinition, dg.SensorDefinition,
              dg.ScheduleDefinition, dg.JobDefinition, type(dg.define_asset_job("probe")))
     found = {}
-    modules = [importlib.import_module("memory_platform.jobs")]
-    for pkg in ("assets", "checks", "sensors"):
-        package = importlib.import_module(f"memory_platform.{pkg}")
-        for info in pkgutil.iter_modules(package.__path__):
-            modules.append(importlib.import_module(f"memory_platform.{pkg}.{info.name}"))
+    package = importlib.import_module("memory_platform.defs")
+    modules = [importlib.import_module(info.name)
+               for info in pkgutil.walk_packages(package.__path__, "memory_platform.defs.")]
     for module in modules:
         for value in vars(module).values():
             for v in value if isinstance(value, list) else [value]:
@@ -74,8 +72,8 @@ def _events_by_day(db: Database) -> dict[str, int]:
 
 def test_two_partitions_then_a_three_day_range(history, db, home):
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"cairn": CairnResource()}
-    from memory_platform.assets.cairn import raw_events, source_files
+    resources = {"database": DatabaseResource()}
+    from memory_platform.defs.ingest.assets import raw_events, source_files
 
     assert dg.materialize([source_files], instance=instance, resources=resources).success
     for day in ("2026-03-01", "2026-03-03"):
@@ -156,7 +154,7 @@ def test_quality_expectations_fail_on_bad_frames():
 
 def test_sensor_requests_changed_days_with_cursor(history, home, db):
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"cairn": CairnResource()}
+    resources = {"database": DatabaseResource()}
     context = dg.build_sensor_context(instance=instance, resources=resources)
     result = source_folders_sensor(context)
     assert isinstance(result, dg.SensorResult)
@@ -193,11 +191,12 @@ def test_sensor_requests_changed_days_with_cursor(history, home, db):
 def test_first_tick_after_up_requests_nothing_already_imported(history, home, db):
     """`memory-platform up` catalogs and imports every day before the sensor's first tick;
     that tick must not run the whole ingest again, but a file changed later still is."""
-    from memory_platform.assets.cairn import source_files
-    from memory_platform.jobs import ingest_raw_events_job, range_tags
+    from memory_platform.defs.ingest.assets import source_files
+    from memory_platform.defs.ingest.jobs import ingest_raw_events_job
+    from memory_platform.resources.common import range_tags
 
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"cairn": CairnResource()}
+    resources = {"database": DatabaseResource()}
     assert dg.materialize([source_files], instance=instance, resources=resources).success
     job = defs.resolve_job_def(ingest_raw_events_job.name)
     assert job.execute_in_process(instance=instance,

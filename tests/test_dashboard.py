@@ -313,7 +313,7 @@ def test_memory_text_is_escaped_and_the_assets_are_the_apps_own(home, db):
 def test_record_mode_checks_the_decision_and_is_idempotent(home, db):
     """vault_promotions action `record`: materializes a decision already made (twice: the
     same metadata), and fails the run for one the database does not show."""
-    from memory_platform.assets.vault import PromotionConfig
+    from memory_platform.defs.vault.assets import PromotionConfig
     from memory_platform.launch import promote_via_dagster
 
     instance = dg.DagsterInstance.ephemeral()
@@ -339,7 +339,7 @@ def test_a_starting_server_records_approvals_an_earlier_one_left_unrecorded(home
                                                                           embedder):
     """Decisions still queued when a server stopped are in the database but not in Dagster:
     the next server records them (once), and leaves recorded ones alone."""
-    from memory_platform.assets.vault import PromotionConfig
+    from memory_platform.defs.vault.assets import PromotionConfig
     from memory_platform.launch import promote_via_dagster
     from memory_platform.settings import load_settings
 

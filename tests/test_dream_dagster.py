@@ -12,13 +12,13 @@ from http.server import BaseHTTPRequestHandler, HTTPServer
 import dagster as dg
 import pytest
 
-from memory_platform.assets.cairn import raw_events, source_files
-from memory_platform.assets.dream import DREAM_ASSETS
-from memory_platform.checks.dream import dream_checks
+from memory_platform.defs.dream.assets import DREAM_ASSETS
+from memory_platform.defs.dream.checks import dream_checks
+from memory_platform.defs.ingest.assets import raw_events, source_files
 from memory_platform.dream import dedup, staging
 from memory_platform.dream.propose import DreamAnswer, ProposedMemory
 from memory_platform.llm import ScriptedProvider
-from memory_platform.resources import CairnResource, DigestNotifier, LLMFactory
+from memory_platform.resources import DatabaseResource, DigestNotifier, LLMFactory
 from memory_platform.store import memories as memory_store
 
 DAY = "2025-10-12"  # the day of the sample session
@@ -89,12 +89,12 @@ def setup(home, samples_dir, db, monkeypatch, webhook):
         # embeds events for search; not what is tested here)
         jobs=[dg.define_asset_job("ingest_test_job", selection=[raw_events]),
               dg.define_asset_job("dream_test_job", selection=DREAM_ASSETS)],
-        resources={"cairn": CairnResource(), "llm": LLMFactory(llm),
+        resources={"database": DatabaseResource(), "llm": LLMFactory(llm),
                    "notifier": DigestNotifier(webhook_url=url)},
     )
     instance = dg.DagsterInstance.ephemeral()
     assert dg.materialize([source_files], instance=instance,
-                          resources={"cairn": CairnResource()}).success
+                          resources={"database": DatabaseResource()}).success
     return {"defs": defs, "instance": instance, "llm": llm, "received": received}
 
 
@@ -187,7 +187,7 @@ def test_a_day_with_nothing_to_dream_needs_no_llm(setup, db, monkeypatch):
         asset_checks=dream_checks,
         jobs=[dg.define_asset_job("ingest_test_job", selection=[raw_events]),
               dg.define_asset_job("dream_test_job", selection=DREAM_ASSETS)],
-        resources={"cairn": CairnResource(), "llm": LLMFactory(),
+        resources={"database": DatabaseResource(), "llm": LLMFactory(),
                    "notifier": DigestNotifier()},
     )
     quiet = run_day({"defs": defs, "instance": setup["instance"]}, day="2025-10-11")

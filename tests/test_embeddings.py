@@ -1,17 +1,13 @@
 """Embeddings: providers, chunking, `embed_missing` (reuse, skips, model switching), the
 Dagster asset, and the openai provider against a local stub of POST /v1/embeddings."""
 
-import hashlib
-from collections.abc import Sequence
-from datetime import datetime, timezone
 
 import dagster as dg
 import numpy as np
 import pytest
 
+from helpers.embeddings import HashEmbedder, add_events, at, local_embedder, rows_of  # noqa: F401
 from helpers.vendor_stubs import VendorStub
-from memory_platform.adapters.base import Event
-from memory_platform.ingest.rows import event_row
 from memory_platform.query import embeddings as emb
 from memory_platform.query.embeddings import (
     LocalEmbedder,
@@ -22,80 +18,11 @@ from memory_platform.query.embeddings import (
     embed_missing,
     get_embedder,
 )
-from memory_platform.store import Database
 from memory_platform.store import embeddings as embedding_store
-from memory_platform.store import events as event_store
 
 EMBEDDINGS_PATH = "/v1/embeddings"
 
 
-# --- shared helpers (test_search imports these) -------------------------------------------
-
-
-def at(day: int, hour: int = 12, minute: int = 0) -> datetime:
-    return datetime(2026, 3, day, hour, minute, tzinfo=timezone.utc)
-
-
-def add_events(db: Database, source: str, items: Sequence[dict]) -> list[int]:
-    """items: native_id, text, occurred_at, optional conversation, role, kind, project.
-    Returns the stored ids in the items' order; statistics are refreshed (ANALYZE)."""
-    rows = [
-        event_row(source, Event(
-            native_id=item["native_id"], conversation_id=item.get("conversation"),
-            role=item.get("role", "user"), text=item["text"], raw={"t": item["text"]},
-            occurred_at=item["occurred_at"], kind=item.get("kind", "message"),
-            project=item.get("project"),
-        ))
-        for item in items
-    ]
-    with db.connect() as conn:
-        with conn.transaction():
-            event_store.write_events(conn, rows)
-        conn.execute("ANALYZE events")
-        found = dict(conn.execute(
-            "SELECT native_id, id FROM events WHERE source = %s AND native_id = ANY(%s)",
-            (source, [item["native_id"] for item in items]),
-        ).fetchall())
-    return [found[item["native_id"]] for item in items]
-
-
-class HashEmbedder:
-    """Deterministic pseudo-random unit vectors per input; records every input it embeds."""
-
-    def __init__(self, name: str = "hash-8", dims: int = 8, max_chars: int = 40):
-        self.name = name
-        self.dims = dims
-        self.max_chars = max_chars
-        self.calls: list[str] = []
-
-    def chunk(self, text: str) -> list[tuple[int, int]]:
-        return chunk_by_chars(text, self.max_chars, overlap=5)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        self.calls.extend(texts)
-        out = np.zeros((len(texts), self.dims), dtype=np.float32)
-        for i, text in enumerate(texts):
-            seed = int.from_bytes(hashlib.sha256(text.encode()).digest()[:8], "little")
-            v = np.random.default_rng(seed).standard_normal(self.dims)
-            out[i] = v / np.linalg.norm(v)
-        return out
-
-
-@pytest.fixture(scope="session")
-def local_embedder() -> LocalEmbedder:
-    """The real offline model, loaded once per test session (seconds of CPU each time)."""
-    embedder = get_embedder("local")
-    assert isinstance(embedder, LocalEmbedder)
-    return embedder
-
-
-def rows_of(db: Database, model: str) -> list[tuple]:
-    with db.connect() as conn:
-        return conn.execute(
-            """SELECT event_id, chunk, span_start, span_end, dims, content_hash
-               FROM event_embeddings WHERE model = %s ORDER BY event_id, chunk""",
-            (model,),
-        ).fetchall()
 
 
 # --- chunking ------------------------------------------------------------------------------
@@ -110,7 +37,7 @@ def test_chunk_by_chars_covers_the_text_with_overlap():
     assert chunk_by_chars("", 10) == [] and chunk_by_chars("short", 10) == [(0, 5)]
 
 
-def test_local_model_chunks_long_turns_with_spans(db, local_embedder):
+def test_local_model_chunks_long_turns_with_spans(db, local_embedder):  # noqa: F811
     long_text = ("The deploy failed because the migration locked the table. " * 60).strip()
     ids = add_events(db, "notes", [
         {"native_id": "long", "text": long_text, "occurred_at": at(1)},
@@ -211,7 +138,7 @@ def test_context_embeddings_read_the_previous_turns_and_queries_use_the_inner_mo
 
 
 def test_the_default_embedder_is_the_context_model_and_local_stays_plain(monkeypatch,
-                                                                          local_embedder):
+                                                                          local_embedder):  # noqa: F811
     monkeypatch.delenv("MEMORY_PLATFORM_EMBEDDER", raising=False)
     default = get_embedder()
     assert default is get_embedder("local-ctx2")
@@ -300,9 +227,9 @@ def test_progress_reports_done_and_total(db):
 # --- the Dagster asset -----------------------------------------------------------------------
 
 
-def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypatch):
-    from memory_platform.assets.embeddings import event_embeddings
-    from memory_platform.resources import CairnResource
+def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypatch):  # noqa: F811
+    from memory_platform.defs.search.assets import event_embeddings
+    from memory_platform.resources import DatabaseResource
 
     monkeypatch.delenv("MEMORY_PLATFORM_EMBEDDER", raising=False)  # the default model
     ids = add_events(db, "notes", [
@@ -312,7 +239,7 @@ def test_asset_materializes_a_partition_range(db, home, local_embedder, monkeypa
     instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
         [event_embeddings], partition_key="2026-03-02", instance=instance,
-        resources={"cairn": CairnResource()},
+        resources={"database": DatabaseResource()},
     )
     assert result.success
     meta = result.asset_materializations_for_node("event_embeddings")[0].metadata

@@ -300,7 +300,7 @@ def test_status_json_counts_open_findings_per_namespace(home, db, planted, monke
     assert personal["lint_findings_open"] == 0 and personal["lint_findings_open_by_kind"] == {}
     # the table, on a console wide enough for its columns (rich sizes it at import)
     wide = Console(width=250, file=io.StringIO())
-    monkeypatch.setattr("memory_platform.cli.cairn.out", wide)
+    monkeypatch.setattr("memory_platform.cli.ingest.out", wide)
     assert CliRunner().invoke(app, ["status"]).exit_code == 0
     cells = [[c.strip() for c in re.split("[│┃]", line)[1:-1]]
              for line in wide.file.getvalue().splitlines() if line[:1] in "│┃"]

@@ -4,8 +4,8 @@ hold it in the top 3 of the default hybrid search, even when many dense neighbou
 more alike; and keyword search works on a table that was never analyzed."""
 
 import pytest
-from test_embeddings import add_events, at
 
+from helpers.embeddings import add_events, at
 from memory_platform.adapters.base import Event
 from memory_platform.ingest.rows import event_row
 from memory_platform.query import keyword

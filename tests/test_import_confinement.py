@@ -12,9 +12,9 @@ import pytest
 
 from helpers.hostile import CODEX_FILE, FORMATS, dumps
 from helpers.hostile_tree import deadline, fifo, zero_device
+from memory_platform.defs.ingest.automation import source_folders_sensor
 from memory_platform.ingest.importer import import_path
-from memory_platform.resources import CairnResource
-from memory_platform.sensors.sources import source_folders_sensor
+from memory_platform.resources import DatabaseResource
 from memory_platform.store import catalog as catalog_store
 
 CANARY = "CANARYOUTSIDETHEFOLDER"
@@ -131,7 +131,7 @@ def test_the_folder_sensor_does_not_scan_a_symlink_out(db, home, tmp_path):
     fifo(projects / "proj" / "blocked.jsonl")
 
     context = dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(),
-                                      resources={"cairn": CairnResource()})
+                                      resources={"database": DatabaseResource()})
     with deadline(120):
         result = source_folders_sensor(context)
     assert len(result.run_requests) == 1

@@ -10,8 +10,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from test_embeddings import add_events, at
 
+from helpers.embeddings import add_events, at
 from memory_platform.query import search as service
 from memory_platform.store import embeddings as embedding_store
 from memory_platform.store import event_search

@@ -13,8 +13,8 @@ from datetime import timedelta
 
 import numpy as np
 import pytest
-from test_embeddings import HashEmbedder, add_events, at, rows_of
 
+from helpers.embeddings import HashEmbedder, add_events, at, rows_of
 from memory_platform.query import backfill
 from memory_platform.query.embeddings import LocalEmbedder, WithContext, embed_missing
 from memory_platform.query.quantized import QuantizedEmbedder

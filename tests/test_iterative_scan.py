@@ -5,8 +5,8 @@ the probe is filtered afterwards, as before. The path is chosen by the detected 
 
 import psycopg
 import pytest
-from test_embeddings import HashEmbedder, add_events, at
 
+from helpers.embeddings import HashEmbedder, add_events, at
 from memory_platform.query.embeddings import embed_missing
 from memory_platform.store import event_search
 

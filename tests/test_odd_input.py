@@ -9,9 +9,9 @@ import re
 
 import pytest
 from fastapi.routing import APIRoute
-from test_embeddings import add_events, at
 
 from helpers.api import HashEmbedder, local_client, thread_recorder
+from helpers.embeddings import add_events, at
 from helpers.recall_vault import seed
 from helpers.words import WORDS
 from helpers.world import ADMIN, bearer, build

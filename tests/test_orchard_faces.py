@@ -275,15 +275,15 @@ def test_the_dashboard_page_edits_projects_and_accepts_proposals(served, db, tmp
 
 
 def test_discovery_and_weekly_snapshot_assets_are_idempotent(home, db, tmp_path):
-    from memory_platform.assets.orchard import orchard_proposals, orchard_snapshot
-    from memory_platform.resources import CairnResource
-    from memory_platform.sensors.orchard import weekly_orchard_schedule
+    from memory_platform.defs.orchard.assets import orchard_proposals, orchard_snapshot
+    from memory_platform.defs.orchard.automation import weekly_orchard_schedule
+    from memory_platform.resources import DatabaseResource
 
     monday = projects.week_start(datetime.now(UTC).date())
     write_history(tmp_path / "h", monday)
     import_history(db, tmp_path / "h")
     instance = dg.DagsterInstance.ephemeral()
-    resources = {"cairn": CairnResource()}
+    resources = {"database": DatabaseResource()}
     for _ in range(2):
         found = dg.materialize([orchard_proposals], resources=resources, instance=instance)
         assert found.success

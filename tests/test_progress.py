@@ -48,7 +48,8 @@ def test_unknown_total_has_no_time_left_and_listeners_hear_every_line():
 
 def test_an_in_process_ingest_run_reports_to_the_terminal(home, tmp_path, db):
     from memory_platform.definitions import defs
-    from memory_platform.jobs import ingest_raw_events_job, range_tags
+    from memory_platform.defs.ingest.jobs import ingest_raw_events_job
+    from memory_platform.resources.common import range_tags
 
     write_transcript(tmp_path / "claude-projects" / "-p" / "s.jsonl", 30,
                      step=timedelta(hours=1))

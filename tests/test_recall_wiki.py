@@ -10,12 +10,12 @@ import pytest
 
 from helpers.recall_vault import seed
 from helpers.words import WORDS
-from memory_platform.assets.recall import vault_lint, vault_wiki
+from memory_platform.defs.recall.assets import vault_lint, vault_wiki
+from memory_platform.defs.recall.automation import wiki_sensor
 from memory_platform.llm import ScriptedProvider
-from memory_platform.partitions import WIKI_PARTITIONS_NAME
 from memory_platform.recall import findings, intake, lint, wiki
-from memory_platform.resources import CairnResource, LLMFactory
-from memory_platform.sensors.recall import wiki_sensor
+from memory_platform.resources import DatabaseResource, LLMFactory
+from memory_platform.resources.common import WIKI_PARTITIONS_NAME
 from memory_platform.store import memories as memory_store
 from memory_platform.vault.tokens import Scope
 
@@ -286,24 +286,24 @@ def test_findings_are_resolved_by_a_person_and_audited(db, home, words):
 def test_wiki_sensor_requests_builds_and_the_assets_run(db, home, words):
     seed(db, home)
     instance = dg.DagsterInstance.ephemeral()
-    cairn = CairnResource()
-    result = wiki_sensor(dg.build_sensor_context(instance=instance, resources={"cairn": cairn}))
+    cairn = DatabaseResource()
+    result = wiki_sensor(dg.build_sensor_context(instance=instance, resources={"database": cairn}))
     assert {r.partition_key for r in result.run_requests} == {"acme", "personal"}
     instance.add_dynamic_partitions(WIKI_PARTITIONS_NAME, ["acme", "personal"])
     built = dg.materialize([vault_wiki], partition_key="acme", instance=instance,
-                           resources={"cairn": cairn, "llm": LLMFactory(ScriptedProvider())})
+                           resources={"database": cairn, "llm": LLMFactory(ScriptedProvider())})
     assert built.success and (wiki.wiki_dir("acme") / "INDEX.md").exists()
     # Nothing changed since: the same state, no new request.
     again = wiki_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor,
-                                                resources={"cairn": cairn}))
+                                                resources={"database": cairn}))
     acme = [r for r in getattr(again, "run_requests", None) or [] if r.partition_key == "acme"]
     assert acme == [] or acme[0].run_key != next(
         r.run_key for r in result.run_requests if r.partition_key == "acme")
     index = wiki.wiki_dir("acme") / "INDEX.md"
     index.write_text(index.read_text() + "- The acme team ships on Tuesdays\n")
     edited = wiki_sensor(dg.build_sensor_context(instance=instance, cursor=result.cursor,
-                                                 resources={"cairn": cairn}))
+                                                 resources={"database": cairn}))
     assert any(r.partition_key == "acme" for r in edited.run_requests)
     linted = dg.materialize([vault_lint], instance=instance,
-                            resources={"cairn": cairn, "llm": LLMFactory(ScriptedProvider())})
+                            resources={"database": cairn, "llm": LLMFactory(ScriptedProvider())})
     assert linted.success

@@ -99,3 +99,11 @@ def test_no_module_outside_synthetic_and_migrations_grows_past_400_lines():
             if "synthetic" not in p.parts
             and (n := len(p.read_text().splitlines())) > 420}
     assert long == {}, "split these by concern"
+
+
+def test_architecture_is_a_map():
+    """ARCHITECTURE.md is the map (glossary, layers, one event's flow, where each rule
+    lives, decisions); the long form is docs/reference.md."""
+    text = (Path(__file__).resolve().parent.parent / "ARCHITECTURE.md").read_text()
+    assert len(text.split()) <= 3000
+    assert "## Glossary" in text

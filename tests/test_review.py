@@ -19,15 +19,15 @@ import numpy as np
 import pytest
 from typer.testing import CliRunner
 
-from memory_platform.assets.dream import shadow_memories
-from memory_platform.assets.vault import PromotionConfig, vault_promotions
-from memory_platform.checks.review import review_backlog
+from memory_platform.defs.dream.assets import shadow_memories
+from memory_platform.defs.vault.assets import PromotionConfig, vault_promotions
+from memory_platform.defs.vault.automation import partition_changes, pending_memories_sensor
+from memory_platform.defs.vault.checks import review_backlog
 from memory_platform.dream import dedup
 from memory_platform.launch import promote_via_dagster
-from memory_platform.partitions import PENDING_PARTITIONS_NAME
 from memory_platform.query.embeddings import get_embedder
-from memory_platform.resources import CairnResource
-from memory_platform.sensors.review import partition_changes, pending_memories_sensor
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import PENDING_PARTITIONS_NAME
 from memory_platform.store import dedup as dedup_store
 from memory_platform.store import dream as dream_store
 from memory_platform.store import memories as memory_store
@@ -466,7 +466,7 @@ def test_two_decisions_at_once_exactly_one_wins(db, staged, pair):
 
 
 def sensor_tick(instance) -> dg.SensorResult | dg.SkipReason:
-    context = dg.build_sensor_context(instance=instance, resources={"cairn": CairnResource()})
+    context = dg.build_sensor_context(instance=instance, resources={"database": DatabaseResource()})
     return pending_memories_sensor(context)
 
 
@@ -516,7 +516,7 @@ def test_materializing_a_partition_approves_it(home, db, staged):
     apply(instance, sensor_tick(instance))
     key = str(staged["coffee"])
     result = dg.materialize([vault_promotions], instance=instance, partition_key=key,
-                            resources={"cairn": CairnResource()})
+                            resources={"database": DatabaseResource()})
     assert result.success
     [event] = result.asset_materializations_for_node("vault_promotions")
     meta = {k: v.value for k, v in event.metadata.items()}
@@ -529,7 +529,7 @@ def test_materializing_a_partition_approves_it(home, db, staged):
     assert row(db, staged["coffee"])["review"] == "approved"
     # materializing it again refuses (the run fails) and writes nothing twice
     again = dg.materialize([vault_promotions], instance=instance, partition_key=key,
-                           resources={"cairn": CairnResource()}, raise_on_error=False)
+                           resources={"database": DatabaseResource()}, raise_on_error=False)
     assert not again.success
     error = again.failure_data_for_node("vault_promotions").error
     assert "already approved by dagster:run-" in (error.cause or error).message
@@ -575,7 +575,7 @@ def test_promote_via_dagster_records_a_run_for_each_decision(home, db, staged, e
 def check_result(instance) -> dg.AssetCheckEvaluation:
     result = dg.materialize(
         [shadow_memories, vault_promotions, review_backlog], instance=instance,
-        resources={"cairn": CairnResource()},
+        resources={"database": DatabaseResource()},
         selection=dg.AssetSelection.checks(review_backlog),
     )
     assert result.success  # a warning never fails the run

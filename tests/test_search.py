@@ -5,8 +5,8 @@ import re
 import psycopg
 import pytest
 from psycopg import sql
-from test_embeddings import HashEmbedder, add_events, at, local_embedder  # noqa: F401
 
+from helpers.embeddings import HashEmbedder, add_events, at, local_embedder  # noqa: F401
 from memory_platform.query import connections, keyword, reading
 from memory_platform.query import search as service
 from memory_platform.query.embeddings import embed_missing

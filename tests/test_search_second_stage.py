@@ -5,8 +5,8 @@ of the fusion, time named in the query, neighbour turns."""
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from test_embeddings import add_events, local_embedder  # noqa: F401
 
+from helpers.embeddings import add_events, local_embedder  # noqa: F401
 from memory_platform.query import rerank, timeframe
 from memory_platform.query import search as service
 from memory_platform.query.embeddings import WithContext, embed_missing

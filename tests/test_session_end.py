@@ -14,6 +14,12 @@ import dagster as dg
 import pytest
 
 from helpers.transcripts import write_transcript
+from memory_platform.defs.dream import automation as schedules
+from memory_platform.defs.dream.automation import (
+    nightly_dream_schedule,
+    request_tags,
+    session_end_sensor,
+)
 from memory_platform.dream.plan import nightly_range
 from memory_platform.dream.triggers import (
     Policy,
@@ -26,11 +32,8 @@ from memory_platform.dream.triggers import (
 )
 from memory_platform.ingest import hooks
 from memory_platform.ingest import importer as ingest
-from memory_platform.jobs import RANGE_END, RANGE_START, THEN_TAG, TRIGGER_TAG
-from memory_platform.resources import CairnResource
-from memory_platform.sensors import schedules
-from memory_platform.sensors.schedules import nightly_dream_schedule
-from memory_platform.sensors.session_end import request_tags, session_end_sensor
+from memory_platform.resources import DatabaseResource
+from memory_platform.resources.common import RANGE_END, RANGE_START, THEN_TAG, TRIGGER_TAG
 from memory_platform.settings import load_settings
 from memory_platform.store import dream as dream_store
 
@@ -268,7 +271,7 @@ def test_hook_cli_rejects_bad_input(tmp_path, stdin, message):
 
 def _sensor(cursor: str | None, instance):
     return session_end_sensor(dg.build_sensor_context(
-        cursor=cursor, instance=instance, resources={"cairn": CairnResource()}))
+        cursor=cursor, instance=instance, resources={"database": DatabaseResource()}))
 
 
 def test_hook_events_are_requested_without_waiting(env):
@@ -366,7 +369,7 @@ def test_schedule_requests_undreamed_range(home, db, tmp_path, monkeypatch):
     write_transcript(projects / "recent.jsonl", 30, session="recent",
                      start=datetime(2026, 3, 9, 20, tzinfo=timezone.utc), step=timedelta(hours=1))
     ingest.import_path(db, "claude-code", projects)
-    resources = {"cairn": CairnResource()}
+    resources = {"database": DatabaseResource()}
 
     def evaluate_tick():
         return nightly_dream_schedule(dg.build_schedule_context(
@@ -403,12 +406,12 @@ def test_triggers_skip_with_the_settings_to_set_when_no_llm_is_configured(env, m
     monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER")
     result = session_end_sensor(dg.build_sensor_context(
         cursor=None, instance=dg.DagsterInstance.ephemeral(),
-        resources={"cairn": CairnResource()}))
+        resources={"database": DatabaseResource()}))
     assert not result.run_requests
     assert "MEMORY_PLATFORM_LLM_PROVIDER" in result.skip_reason.skip_message
     assert (hooks_dir / "e1.json").exists()  # kept for when an LLM is configured
     skipped = nightly_dream_schedule(dg.build_schedule_context(
-        scheduled_execution_time=NOW, resources={"cairn": CairnResource()}))
+        scheduled_execution_time=NOW, resources={"database": DatabaseResource()}))
     assert isinstance(skipped, dg.SkipReason)
     assert "MEMORY_PLATFORM_LLM_PROVIDER" in skipped.skip_message
 
@@ -417,7 +420,7 @@ def test_triggers_skip_with_the_settings_to_set_when_no_llm_is_configured(env, m
 
 
 def test_a_successful_ingest_run_asking_for_a_dream_gets_one_over_its_days(monkeypatch):
-    from memory_platform.sensors.dream_after_ingest import dream_request
+    from memory_platform.defs.dream.automation import dream_request
 
     def ingest_run(**tags):
         return dg.DagsterRun(job_name="ingest_raw_events_job", run_id="r-1", tags=tags)
@@ -438,7 +441,7 @@ def test_a_successful_ingest_run_asking_for_a_dream_gets_one_over_its_days(monke
 
 
 def test_dream_triggers_start_stopped_without_an_llm(monkeypatch):
-    from memory_platform.sensors import status
+    from memory_platform.sensors import dream_switch as status
 
     monkeypatch.delenv("MEMORY_PLATFORM_LLM_PROVIDER", raising=False)
     assert status.dreams_default_status() == dg.DefaultSensorStatus.STOPPED
@@ -454,10 +457,11 @@ def test_jobs_do_not_mix_backfill_policies():
     """Dagster warns (and picks the smallest) when a job's assets have different backfill
     policies; the dream's LLM assets and the import's range runs live in separate jobs."""
     from memory_platform.definitions import defs
-    from memory_platform.jobs import JOBS
 
     graph = defs.resolve_asset_graph()
-    for job in JOBS:
+    for job in defs.get_repository_def().get_all_jobs():
+        if job.name == "__ASSET_JOB":
+            continue
         keys = defs.resolve_job_def(job.name).asset_layer.selected_asset_keys
         policies = {graph.get(key).backfill_policy for key in keys}
         assert len(policies) <= 1, f"{job.name} mixes {policies}"

@@ -14,9 +14,9 @@ from helpers.hostile_tree import deadline, fifo, zero_device
 from helpers.recall_vault import seed
 from helpers.words import WORDS
 from memory_platform.cli import app
+from memory_platform.defs.recall.automation import wiki_sensor
 from memory_platform.recall import intake, wiki
-from memory_platform.resources import CairnResource
-from memory_platform.sensors.recall import wiki_sensor
+from memory_platform.resources import DatabaseResource
 from memory_platform.store import memories as memory_store
 
 CANARY = "CANARY-OUTSIDE-THE-WIKI"
@@ -117,7 +117,7 @@ def test_a_fifo_or_an_endless_device_blocks_nothing(db, built):
         dirty = wiki.dirty_files(db, "acme")
         done = intake.sync(db, "acme")
         tick = wiki_sensor(dg.build_sensor_context(instance=dg.DagsterInstance.ephemeral(),
-                                                   resources={"cairn": CairnResource()}))
+                                                   resources={"database": DatabaseResource()}))
     assert {path, "topics/zero.md"} <= set(dirty)
     assert any(r.partition_key == "acme" for r in tick.run_requests)
     reasons = {f["file"]: f["reason"] for f in _findings(db)}

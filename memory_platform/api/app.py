@@ -76,6 +76,15 @@ def plain_text_parameters(request: Request) -> None:
             check_text(value, f"path parameter {name!r}")
 
 
+def mount_routers(app, routers, catch_all) -> None:
+    """Include `routers` in their order, then mount `catch_all` (the review dashboard, whose
+    /review/{namespace} would answer for any /review page mounted after it) after all of
+    them: the order is this function's, not a comment's."""
+    for router in routers:
+        app.include_router(router)
+    catch_all()
+
+
 def _error_handlers(app: FastAPI) -> None:
     from memory_platform.llm.base import LLMError
     from memory_platform.query.search import SearchError
@@ -140,29 +149,29 @@ def create_app(db: Database | None = None, *, token: str | None = None, embedder
     app.state.rules = rules
     _error_handlers(app)
 
-    from memory_platform.api.curator import mount_curator
-
-    # /curator (scoped as /vault) and /review/curator, before the dashboard's /review/{namespace}
-    mount_curator(app, database, rules)
-    from memory_platform.api.recall import mount_recall
-
-    # /vault/context, /vault/findings and /review/findings, before /review/{namespace}
-    mount_recall(app, database, rules, embedder=vault_embedder)
+    from memory_platform.api.curator import curator_router
     from memory_platform.api.dashboard import mount_dashboard
-    from memory_platform.api.orchard import mount_orchard
+    from memory_platform.api.dashboard.curator import curator_page_router
+    from memory_platform.api.dashboard.findings import findings_page_router
+    from memory_platform.api.dashboard.orchard import orchard_page_router
+    from memory_platform.api.ingest import ingest_router
+    from memory_platform.api.orchard import orchard_router
+    from memory_platform.api.recall import recall_router
+    from memory_platform.api.reports import reports_router
     from memory_platform.api.vault import vault_router
 
-    app.include_router(vault_router(database, rules, embedder=vault_embedder))
-    # /orchard and /review/orchard, before the dashboard's /review/{namespace} catches it
-    mount_orchard(app, database, rules, llm=llm)
-    mount_dashboard(app, database, recorder)  # /review: the review dashboard
-    from memory_platform.api.reports import reports_router
-
-    app.include_router(reports_router(rules))  # /reports: the weekly reports
-    from memory_platform.api.ingest import ingest_router
-
-    # /ingest/{machine}/records: what collectors push (rule `collector`)
-    app.include_router(ingest_router(database, rules, settings.home))
+    routers = [
+        curator_router(database, rules),  # /curator (scoped as /vault)
+        curator_page_router(database, rules),  # /review/curator
+        recall_router(database, rules, embedder=vault_embedder),  # /vault/context, findings
+        findings_page_router(database, rules),  # /review/findings
+        vault_router(database, rules, embedder=vault_embedder),  # /vault
+        orchard_router(database, rules, llm),  # /orchard
+        orchard_page_router(database, rules),  # /review/orchard
+        reports_router(rules),  # /reports: the weekly reports
+        ingest_router(database, rules, settings.home),  # /ingest/{machine}/records
+    ]
+    mount_routers(app, routers, catch_all=lambda: mount_dashboard(app, database, recorder))
 
     cairn = [Depends(rules.unscoped)]
 

@@ -9,7 +9,7 @@ restores only `work`'s memories (another namespace's id is 404).
     GET  /curator/purges?namespace=             what the purge deleted (hash, not text)
 
 The dashboard's page over the same services is /review/curator (api/dashboard/curator.py),
-mounted with these routes by `mount_curator`.
+mounted after these routes by api/app.py's one ordered list.
 """
 
 from datetime import datetime
@@ -123,11 +123,3 @@ def curator_router(database: Database, rules: Rules) -> APIRouter:
 
     return router
 
-
-def mount_curator(app, database: Database, rules: Rules) -> None:
-    """The /curator REST routes and the dashboard's /review/curator page (mounted before
-    the dashboard, whose /review/{namespace} would otherwise catch it)."""
-    from memory_platform.api.dashboard.curator import curator_page_router
-
-    app.include_router(curator_router(database, rules))
-    app.include_router(curator_page_router(database, rules))

@@ -183,10 +183,3 @@ def orchard_router(database: Database, rules: Rules,
 
     return router
 
-
-def mount_orchard(app, database: Database, rules: Rules, llm=None) -> None:
-    """The /orchard REST routes and the dashboard's /review/orchard page."""
-    from memory_platform.api.dashboard.orchard import orchard_page_router
-
-    app.include_router(orchard_router(database, rules, llm))
-    app.include_router(orchard_page_router(database, rules))

@@ -9,7 +9,7 @@ token, never an agent's).
                                         "old_id"?, "memory_id"?}   audited
 
 The dashboard's page over the same services is /review/findings
-(api/dashboard/findings.py), mounted with these routes by `mount_recall`.
+(api/dashboard/findings.py), mounted after these routes by api/app.py's one ordered list.
 """
 
 from typing import Annotated, Literal
@@ -86,11 +86,3 @@ def recall_router(database: Database, rules: Rules, embedder=None) -> APIRouter:
 
     return router
 
-
-def mount_recall(app, database: Database, rules: Rules, embedder=None) -> None:
-    """The /vault recall routes and the dashboard's /review/findings page (mounted before
-    the dashboard, whose /review/{namespace} would otherwise catch it)."""
-    from memory_platform.api.dashboard.findings import findings_page_router
-
-    app.include_router(recall_router(database, rules, embedder=embedder))
-    app.include_router(findings_page_router(database, rules))

@@ -1,4 +1,4 @@
-"""The command line face: main.py assembles the commands of cairn.py, dream.py, curator.py,
+"""The command line face: main.py assembles the commands of ingest.py, search.py, dream.py, curator.py,
 review.py, vault.py, orchard.py, tokens.py, serve.py, hooks.py, recall.py and bench.py over
 common.py.
 

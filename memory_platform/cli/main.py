@@ -36,14 +36,15 @@ import typer
 from memory_platform.cli import (
     analytics,
     bench,
-    cairn,
     curator,
     dream,
     hooks,
+    ingest,
     machines,
     orchard,
     recall,
     review,
+    search,
     serve,
     tokens,
     vault,
@@ -64,12 +65,12 @@ def _root(
     STATE["debug"] = debug
 
 
-app.command("import")(cairn.import_command)
-app.command("status")(cairn.status)
-app.command("up")(cairn.up)
-app.command("search")(cairn.search)
-app.command("embed")(cairn.embed)
-app.command("summarize")(cairn.summarize)
+app.command("import")(ingest.import_command)
+app.command("status")(ingest.status)
+app.command("up")(ingest.up)
+app.command("search")(search.search)
+app.command("embed")(search.embed)
+app.command("summarize")(search.summarize)
 app.command("dream")(dream.dream)
 app.command("curate")(curator.curate)
 app.command("review")(review.review_command)

@@ -20,7 +20,6 @@ from memory_platform.curator.listing import Chunk, Listing
 from memory_platform.curator.repo_tools import Refused, RepoTools
 from memory_platform.privacy.masking import looks_like_secret
 
-REASONS = ("stale", "duplicate", "contradicted", "wrong", "secret")
 Reason = Literal["stale", "duplicate", "contradicted", "wrong", "secret"]
 
 # A memory that reads as a decision or a failed attempt: kept unless the evidence shows the

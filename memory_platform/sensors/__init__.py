@@ -1,2 +1,3 @@
-"""Sensors and schedules: thin Dagster wrappers over the domains' trigger logic (which files
-changed, which sessions ended, what is undreamed, what waits for review)."""
+"""What the sensors and schedules of every domain share (they themselves are in
+memory_platform/defs/<domain>/automation.py): `dream_switch`, whether the dream triggers
+start switched on."""

@@ -98,13 +98,6 @@ def window_counts(
     ).fetchall()
 
 
-def event_days(conn: psycopg.Connection) -> list[str]:
-    """Distinct UTC days that hold events (YYYY-MM-DD), oldest first."""
-    rows = conn.execute(
-        """SELECT DISTINCT to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD')
-           FROM events ORDER BY 1"""
-    )
-    return [r[0] for r in rows]
 
 
 # --- search results: hits and an event in its conversation ----------------------------

@@ -77,13 +77,6 @@ def estimate_filtered(conn: psycopg.Connection, f: Filter) -> int:
     return int(plan[0]["Plan"]["Plan Rows"])
 
 
-def count_filtered(conn: psycopg.Connection, f: Filter, cap: int) -> int:
-    """Events matching the filter, counted exactly up to `cap` (stops scanning there)."""
-    clause, params = filter_clause(f)
-    query = sql.SQL(
-        "SELECT count(*) FROM (SELECT 1 FROM events e WHERE true{} LIMIT %(cap)s) s"
-    ).format(clause)
-    return conn.execute(query, {**params, "cap": cap}).fetchone()[0]
 
 
 # --- stage one: candidate pools ----------------------------------------------------------

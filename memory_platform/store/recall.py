@@ -59,12 +59,6 @@ def unsorted_current(conn: psycopg.Connection, namespace: str, topic: str) -> li
         (namespace, topic)).fetchall())
 
 
-def unmarked_sensitive(conn: psycopg.Connection, *, after_id: int, limit: int
-                       ) -> list[tuple[int, str, bool]]:
-    """(id, text, sensitive) of memories by id: the backfill re-checks each text once."""
-    return [(int(r[0]), r[1], bool(r[2])) for r in conn.execute(
-        "SELECT id, text, sensitive FROM memories WHERE id > %s ORDER BY id LIMIT %s",
-        (after_id, limit)).fetchall()]
 
 
 def set_sensitivity(conn: psycopg.Connection, memory_id: int, kinds: Sequence[str]) -> None:

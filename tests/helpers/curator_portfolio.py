@@ -21,12 +21,12 @@ import pytest
 
 from helpers.curator import ACME, DUPLICATE, answering, good_plan, make_repo, seed, stale_cuts
 from memory_platform.analytics import service
-from memory_platform.assets.analytics import weekly_report
 from memory_platform.curator import archive
 from memory_platform.curator.config import CuratorConfig
 from memory_platform.curator.execute import CuratorRefused, execute
 from memory_platform.curator.propose import propose
 from memory_platform.days import week_label
+from memory_platform.defs.analytics.assets import weekly_report
 from memory_platform.llm import ScriptedProvider
 from memory_platform.orchard import projects, snapshots
 from memory_platform.vault import service as vault_service

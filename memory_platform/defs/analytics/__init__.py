@@ -1,0 +1,1 @@
+"""The analytics domain's Dagster definitions."""

@@ -1,0 +1,1 @@
+"""The curator domain's Dagster definitions."""

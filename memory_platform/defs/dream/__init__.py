@@ -1,0 +1,1 @@
+"""The dream domain's Dagster definitions."""

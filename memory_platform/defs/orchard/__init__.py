@@ -1,0 +1,1 @@
+"""The orchard domain's Dagster definitions."""

@@ -1,0 +1,1 @@
+"""The search domain's Dagster definitions."""

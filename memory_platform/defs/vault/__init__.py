@@ -1,0 +1,1 @@
+"""The vault domain's Dagster definitions."""
