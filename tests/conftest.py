@@ -1,5 +1,6 @@
 """Shared fixtures: a real PostgreSQL (embedded pgserver, or MEMORY_PLATFORM_TEST_DATABASE_URL)
-with a fresh database per test, and an isolated MEMORY_PLATFORM_HOME / DAGSTER_HOME."""
+with a fresh database per test (cloned from one migrated template), and an isolated
+MEMORY_PLATFORM_HOME / DAGSTER_HOME."""
 
 import os
 import sys
@@ -79,11 +80,29 @@ def pg_admin_url(tmp_path_factory) -> str:
     return server.get_uri()
 
 
-@pytest.fixture
-def database_url(pg_admin_url):
-    name = f"t_{uuid.uuid4().hex[:12]}"
+@pytest.fixture(scope="session")
+def migrated_template(pg_admin_url):
+    """A database migrated once per worker that every test database is cloned from
+    (CREATE DATABASE ... TEMPLATE): 0.1-0.2 s a test instead of 0.5-0.6 s for an empty
+    database and the migrations. Nothing connects to it after it is built (a template
+    must have no connections while it is cloned)."""
+    name = f"tpl_{uuid.uuid4().hex[:12]}"
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
+    template = Database(url=make_conninfo(pg_admin_url, dbname=name))
+    with template.connect():
+        pass  # connecting migrates
+    template.close()
+    yield name
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture
+def database_url(pg_admin_url, migrated_template):
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(pg_admin_url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{migrated_template}"')
     yield make_conninfo(pg_admin_url, dbname=name)
     with psycopg.connect(pg_admin_url, autocommit=True) as conn:
         conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
