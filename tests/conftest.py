@@ -161,14 +161,15 @@ def pytest_configure(config):
 # --- scheduling on two workers (CI: `pytest -n 2`, pyproject's `--dist loadgroup`) ----------
 # Longest first (longest-processing-time scheduling): a module named here starts at once on
 # a worker instead of after every test collected before it. Seconds: the slowest test of
-# each in a full `-n 2 --durations=60` run, 2026-12-02, load 8-11 on 2 cores.
+# each (a module-scoped fixture's module counts whole: one worker runs it) in a full
+# `-n 2 --durations=80` run, 2026-12-03, load 5 on 2 cores (944 s in all).
 FIRST = (
-    "test_deployment.py",   # 259 s
-    "test_dashboard.py",    # 256 s, 91 s, 49 s
-    "test_analytics.py",    # 235 s
-    "test_dream_cli.py",    # 174 s, 58 s
-    "test_up.py",           # 154 s, 85 s, 48 s
-    "test_curator_demo.py",  # 125 s
+    "test_dashboard.py",    # 168 s on one worker (module fixture): 61 s, 41 s, 29 s, ...
+    "test_up.py",           # 157 s, 70 s, 68 s, 24 s
+    "test_deployment.py",   # 117 s
+    "test_dream_cli.py",    # 112 s, 18 s
+    "test_analytics.py",    # 96 s (module fixture)
+    "test_curator_demo.py",  # 52 s
 )
 # `-m "not slow"`, the everyday subset, leaves out these modules and tests (file::test) on
 # top of those marked in place: the end-to-end runs (Dagster, subprocesses, the browser,
