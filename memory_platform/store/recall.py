@@ -93,6 +93,23 @@ def standing_facts(conn: psycopg.Connection, namespaces: Sequence[str], categori
         {"ns": list(namespaces), "cats": list(categories), "limit": limit}).fetchall())
 
 
+def project_facts(conn: psycopg.Connection, namespace: str, *, topics: Sequence[str],
+                  categories: Sequence[str], topics_only: bool, limit: int) -> list[int]:
+    """Ids of a namespace's current, reviewed, non-sensitive facts for a session start in
+    its project (vault/project.py): the facts of `topics` first (in their order), then by
+    `categories`' order, newest first. `topics_only`: only the facts of `topics`."""
+    rows = conn.execute(
+        "SELECT m.id FROM memories m WHERE m.namespace = %(ns)s AND m.status = 'active' "
+        "AND m.review IS NULL AND m.valid_to IS NULL AND m.superseded_by IS NULL "
+        "AND NOT m.sensitive AND (NOT %(only)s OR m.topic = ANY(%(topics)s::text[])) "
+        "ORDER BY coalesce(array_position(%(topics)s::text[], m.topic), 2147483647), "
+        "coalesce(array_position(%(cats)s::text[], m.category), 2147483647), "
+        "m.valid_from DESC, m.id DESC LIMIT %(limit)s",
+        {"ns": namespace, "topics": list(topics), "cats": list(categories),
+         "only": topics_only, "limit": limit}).fetchall()
+    return [int(r[0]) for r in rows]
+
+
 # A stem in more current memories than this says nothing about which one a prompt is about
 # ("service", "run"): it is left out of the full-text query. Counting stops at the cap, so
 # a common stem costs the same at 10k rows as at 1M.

@@ -6,7 +6,9 @@ A pack is, in order and within a token budget counted with a real tokenizer
 (vault/budget.py):
 1. the index: the namespace's standing facts (how the person wants the assistant to work,
    who they are, what was decided), small and stable; with a project (a session start);
-2. the memories most relevant to the prompt (a query), or to the project;
+2. the memories most relevant to the prompt (a query), or, with only a project, the
+   project's facts (vault/project.py: from its routing, never from a model, so the pack is
+   the same whichever process builds it);
 each a current fact (no valid_to, not superseded) of a primary namespace, with its id
 (`#42`) so an answer can cite it, wrapped in `<memory-platform-context>`, which the dream
 cuts out of the turns it reads (recalled memories never come back as new ones).
@@ -14,9 +16,7 @@ Sensitive memories (personal data, credentials: privacy/personal.py) are never i
 the database flag is checked, and each line is checked again before it is packed.
 """
 
-import math
 from collections.abc import Collection, Sequence
-from pathlib import PurePath
 
 from memory_platform.privacy.personal import is_sensitive
 from memory_platform.query.embeddings import Embedder
@@ -26,8 +26,8 @@ from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import recall as recall_store
 from memory_platform.vault import memories as vault_service
+from memory_platform.vault import project as project_facts
 from memory_platform.vault.budget import TOKENIZER_NAME, count_many, count_tokens
-from memory_platform.vault.routing import Routing
 from memory_platform.vault.service import check, embed_text, visible_primaries
 from memory_platform.vault.tokens import Scope
 
@@ -48,10 +48,6 @@ def _neutralize(text: str) -> str:
     line = " ".join(text.split())
     return line.replace(f"</{CONTEXT_MARKER}", f"&lt;/{CONTEXT_MARKER}").replace(
         f"<{CONTEXT_MARKER}", f"&lt;{CONTEXT_MARKER}")
-
-
-def _route(project: str) -> str | None:
-    return Routing.load().route(project=project, source="claude-code")
 
 
 def _line(m: dict) -> str:
@@ -85,41 +81,38 @@ def _choose_namespaces(db: Database, scope: Scope, namespaces: Sequence[str] | N
             return chosen
         chosen = visible_primaries(conn, scope)
     if project and not query:
-        routed = _route(project)
+        routed = project_facts.describe(project).namespace
         if routed in chosen:
             chosen = [routed]
     return chosen
 
 
-def _relevant(db: Database, chosen: list[str], text: str, *, query: str | None,
-              relevance: str, min_similarity: float, embedder: Embedder | None,
+def _relevant(db: Database, chosen: list[str], query: str, *, relevance: str,
+              min_similarity: float, embedder: Embedder | None,
               fill_missing: bool) -> list[int]:
-    """Ids of relevant current facts, most relevant first: verbatim matches (short
-    queries), then rare stems shared with the query (most shared first), then nearest by
-    meaning above the floor."""
+    """Ids of current facts relevant to a query, most relevant first: verbatim matches
+    (short queries), then rare stems shared with the query (most shared first), then
+    nearest by meaning above the floor."""
     ranked: list[int] = []
     with db.connect() as conn:
-        if query and len(query.split()) <= VERBATIM_MAX_WORDS:
+        if len(query.split()) <= VERBATIM_MAX_WORDS:
             ranked += [h["id"] for h in memory_search.keyword_matches(
                 conn, query, chosen, limit=CONTEXT_POOL, current_only=True)]
-        if query:
-            for hit in recall_store.fulltext_matches(conn, query, chosen,
-                                                     limit=CONTEXT_POOL):
-                # One shared word of a long prompt is chance; two, or the only word, is not.
-                if hit["matched"] >= min(2, hit["terms"]) and hit["id"] not in ranked:
-                    ranked.append(hit["id"])
+        for hit in recall_store.fulltext_matches(conn, query, chosen, limit=CONTEXT_POOL):
+            # One shared word of a long prompt is chance; two, or the only word, is not.
+            if hit["matched"] >= min(2, hit["terms"]) and hit["id"] not in ranked:
+                ranked.append(hit["id"])
     if relevance == "keyword":
         return ranked
-    embedder, vector = embed_text(embedder, text)
+    embedder, vector = embed_text(embedder, query)
     if fill_missing:
         vault_service.embed_missing_memories(db, embedder)
-    floor = min_similarity if query else -math.inf
     with db.connect() as conn:
         semantic = memory_search.nearest_memories(conn, embedder.name, embedder.dims, vector,
                                                   chosen, k=CONTEXT_POOL, reviews=(),
                                                   current_only=True)
     ranked += [h["id"] for h in semantic
-               if h["id"] not in ranked and h["similarity"] >= floor]
+               if h["id"] not in ranked and h["similarity"] >= min_similarity]
     return ranked
 
 
@@ -145,9 +138,9 @@ def context(
 
     `index` (default: when a project is given) puts the namespaces' standing facts first,
     in at most half the budget. Then the memories most relevant to `query` (or, with no
-    query, to the project's name): verbatim and shared-word matches, then by meaning above
-    `min_similarity` (`relevance="keyword"` skips the embedding: the prompt hook's fast
-    path). `exclude_ids` are left out (already in the session), `max_memories` caps the
+    query, the project's facts: vault/project.py, the same for every `relevance`):
+    verbatim and shared-word matches, then by meaning above `min_similarity`
+    (`relevance="keyword"` skips the embedding: the prompt hook's fast path). `exclude_ids` are left out (already in the session), `max_memories` caps the
     relevant section. `fill_missing=False` skips embedding memories written without a
     vector first (every write path embeds; the hooks skip the check to stay fast). The budget counts the whole block, wrapper included, with the
     tokenizer of vault/budget.py.
@@ -179,10 +172,15 @@ def context(
             standing = recall_store.standing_facts(conn, chosen, INDEX_CATEGORIES, INDEX_MAX)
         standing = [m for m in standing if m["id"] not in excluded
                     and _packable(m, scope, chosen)]
-    text = query or (PurePath(project).name or project)
-    ranked = _relevant(db, chosen, text, query=query, relevance=relevance,
-                       min_similarity=min_similarity, embedder=embedder,
-                       fill_missing=fill_missing)
+    if query:
+        ranked = _relevant(db, chosen, query, relevance=relevance,
+                           min_similarity=min_similarity, embedder=embedder,
+                           fill_missing=fill_missing)
+        about = "the prompt"
+    else:
+        where = project_facts.describe(project)
+        ranked = project_facts.project_facts(db, where, chosen, limit=CONTEXT_POOL)
+        about = f"project {where.name}"
     taken = {m["id"] for m in standing} | excluded
     with db.connect() as conn:
         rows = memory_store.memories_by_id(conn, [i for i in ranked if i not in taken])
@@ -193,7 +191,7 @@ def context(
         if i in rows and _packable(rows[i], scope, chosen):
             relevant.append(rows[i])
     return {**result, **_pack(chosen, standing, relevant, token_budget,
-                              about="the prompt" if query else f"project {text}")}
+                              about=about)}
 
 
 def _pack(chosen: list[str], standing: list[dict], relevant: list[dict], budget: int, *,
