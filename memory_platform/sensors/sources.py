@@ -52,14 +52,20 @@ def covered(first: str, last: str, scanned_at: datetime | None,
                for started, run_first, run_last in runs)
 
 
+# A run that succeeded, or one under way (`up` serves the UI while its first import runs:
+# the sensor's first tick must not import the same files a second time).
+IMPORTING = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.STARTED,
+             dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.NOT_STARTED]
+
+
 def import_runs_since(instance: dg.DagsterInstance, since: datetime
                       ) -> list[tuple[datetime, str, str]]:
-    """(start, first day, last day) of the successful runs that imported raw events since
-    `since`: range runs carry their range in tags, single-partition runs their key."""
+    """(start, first day, last day) of the successful (or running) runs that import raw
+    events since `since`: range runs carry their range in tags, single-partition runs their key."""
     found = []
     for job in (ingest_raw_events_job, dream_job):
         records = instance.get_run_records(dg.RunsFilter(
-            job_name=job.name, statuses=[dg.DagsterRunStatus.SUCCESS], created_after=since))
+            job_name=job.name, statuses=IMPORTING, created_after=since))
         for record in records:
             tags = record.dagster_run.tags
             first = tags.get(RANGE_START) or tags.get(PARTITION_TAG)
