@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_platform.days import clamp_to_partitions, merge_day_ranges
+from memory_platform.days import clamp_to_partitions, extend_history_start, merge_day_ranges
 from memory_platform.ingest import catalog
 from memory_platform.ingest.report import ImportReport
 from memory_platform.jobs import (
@@ -119,6 +119,11 @@ def source_folders_sensor(
         result = scanned[0]
         if result.min_at is None or result.max_at is None:
             continue
+        moved = extend_history_start(result.min_at.strftime("%Y-%m-%d"))
+        if moved:  # an older export: its days exist once the definitions load again
+            context.log.warning(f"{path} goes back to {moved}: the daily partitions start "
+                                f"there after the definitions reload (the UI's Reload "
+                                f"definitions, or the next `memory-platform up`)")
         span = clamp_to_partitions(
             result.min_at.strftime("%Y-%m-%d"), result.max_at.strftime("%Y-%m-%d"),
             datetime.now(timezone.utc),

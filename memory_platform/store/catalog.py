@@ -276,10 +276,13 @@ def finish_import_run(
 
 
 def import_counts(conn: psycopg.Connection) -> dict[str, int]:
-    """How far imports got, for a progress line: files catalogued, files imported (as they
-    are now), the events the catalog says they hold, and the events stored."""
+    """How far imports got, for a progress line: files catalogued, files with events
+    stored (a range run's import records no per-file state), the events the catalog says
+    they hold, and the events stored."""
     row = conn.execute(
-        """SELECT count(*), count(*) FILTER (WHERE imported_sha256 = sha256),
+        """SELECT count(*),
+                  (SELECT count(DISTINCT source_file_id) FROM events
+                   WHERE source_file_id IS NOT NULL),
                   coalesce(sum(event_count), 0), (SELECT count(*) FROM events)
            FROM source_files"""
     ).fetchone()
