@@ -4,9 +4,10 @@ catalogue the watched folders, and make the daily partitions start at the earlie
 hold. Then `counts`, what the progress line says while the first import runs.
 """
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
-from memory_platform import synthetic
+from memory_platform import progress, synthetic
 from memory_platform.days import clamp_to_partitions, extend_history_start
 from memory_platform.ingest import catalog
 from memory_platform.ingest.report import ImportReport
@@ -73,3 +74,15 @@ def counts(database: Database, model: str) -> dict[str, int]:
             turns_with_vectors=with_turns, with_vectors=with_vectors,
             with_text=with_vectors + embedding_store.count_to_embed(conn, model, everything))
     return found
+
+
+@contextmanager
+def beating(settings: Settings, log: Callable[[str], None],
+            every: float = 5.0) -> Iterator[progress.Heartbeat]:
+    """The first import's progress line every `every` seconds (progress.beating on
+    `counts`) while the block runs."""
+    from memory_platform.query.embeddings import get_embedder
+
+    database, model = Database.from_settings(settings), get_embedder().name
+    with progress.beating(lambda: counts(database, model), log, every=every) as heart:
+        yield heart

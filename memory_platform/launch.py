@@ -94,14 +94,18 @@ def run_job(job,
 
 
 def first_import(settings: Settings, span: tuple[str, str] | None,
-                 log: Callable[[str], None] = print, every: float = 5.0) -> dict:
+                 log: Callable[[str], None] = print, every: float = 5.0,
+                 heart: progress.Heartbeat | None = None) -> dict:
     """The first import as two Dagster runs the UI shows (ingest_raw_events_job over the
     whole span in one run: raw_events and its checks, raw_events_lake; then the same job's
     event_embeddings, turns first), with a progress line every `every` seconds (files,
-    events, turns with vectors, rate, time left) from the database. Returns the database
-    summary and the partitions imported."""
+    events, turns with vectors, rate, time left) from the database (`heart`: one already
+    beating, started before this module loaded Dagster). Returns the database summary and
+    the partitions imported."""
+    if heart is None:
+        with first_contact.beating(settings, log, every) as heart:
+            return first_import(settings, span, log=log, heart=heart)
     from memory_platform.assets.cairn import source_files
-    from memory_platform.query.embeddings import get_embedder
 
     database = Database.from_settings(settings)
     instance = prepare_instance(settings)
@@ -113,17 +117,14 @@ def first_import(settings: Settings, span: tuple[str, str] | None,
         raise RuntimeError("materializing source_files failed; see its run in the UI")
     if not span:
         return {**catalog.database_summary(database), "partitions": 0}
-    model = get_embedder().name
     tags = range_tags(*span, **{TRIGGER_TAG: "up"})
-    with progress.beating(lambda: first_contact.counts(database, model), log,
-                          every=every) as heart:
-        log(f"importing raw events {span[0]} .. {span[1]} (one run; watch it in the UI)…")
-        for phase, keys in (("import", IMPORT_ASSETS), ("vectors", EMBED_ASSETS)):
-            heart.phase = phase
-            run = run_job(ingest_raw_events_job, instance, tags=tags,
-                          asset_selection=[dg.AssetKey(k) for k in keys])
-            if not run.success:
-                raise RuntimeError(f"the {phase} run {run.run_id} failed; see it in the UI")
+    log(f"importing raw events {span[0]} .. {span[1]} (one run; watch it in the UI)…")
+    for phase, keys in (("import", IMPORT_ASSETS), ("vectors", EMBED_ASSETS)):
+        heart.phase = phase
+        run = run_job(ingest_raw_events_job, instance, tags=tags,
+                      asset_selection=[dg.AssetKey(k) for k in keys])
+        if not run.success:
+            raise RuntimeError(f"the {phase} run {run.run_id} failed; see it in the UI")
     return {**catalog.database_summary(database), "partitions": len(days_of_keys(*span))}
 
 

@@ -214,9 +214,11 @@ def up(
                      f"the session-end sensor start stopped): {problem}")
 
         def work() -> None:
-            from memory_platform import launch
+            with first_contact.beating(settings, log) as heart:  # before Dagster loads
+                from memory_platform import launch
 
-            summary = launch.first_import(settings, prepared["span"], log=log)
+                summary = launch.first_import(settings, prepared["span"], log=log,
+                                              heart=heart)
             err.print(f"[green]ready:[/] {summary['events']:,} events across "
                       f"{summary['partitions']} day partitions, searchable by meaning",
                       highlight=False, markup=True)
