@@ -79,3 +79,17 @@ def test_prepare_moves_the_partitions_start_to_the_demo_history(home, monkeypatc
     first, last = prepared["span"]
     assert days.history_start() == first == prepared["start"] > "2022-01-01"
     assert any("daily partitions start on" in line for line in said)
+
+
+def test_the_dagster_instance_shows_no_sign_up_dialog(home):
+    from memory_platform import launch
+    from memory_platform.settings import load_settings
+
+    settings = load_settings()
+    config = settings.dagster_home / "dagster.yaml"
+    config.write_text("telemetry:\n  enabled: false\n")  # written before the setting came
+    instance = launch.prepare_instance(settings)
+    assert instance.nux_enabled is False
+    assert config.read_text().count("nux:") == 1
+    launch.prepare_instance(settings)
+    assert config.read_text().count("nux:") == 1
