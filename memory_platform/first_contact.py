@@ -17,6 +17,24 @@ from memory_platform.store import Database
 from memory_platform.store import catalog as catalog_store
 from memory_platform.store import embeddings as embedding_store
 
+# No "new user experience" dialog (a sign-up form for Dagster's newsletter) on the first
+# visit: Dagster's instance setting `nux: enabled`.
+NUX_OFF = "nux:\n  enabled: false\n"
+
+
+def write_instance_config(settings: Settings) -> None:
+    """DAGSTER_HOME and its dagster.yaml, before the UI or a run starts."""
+    settings.dagster_home.mkdir(parents=True, exist_ok=True)
+    config = settings.dagster_home / "dagster.yaml"
+    if not config.exists():
+        # A personal memory store does not phone home; edit this file to change it. The
+        # LLM-calling assets share the `llm` pool: one at a time, so spend stays bounded.
+        config.write_text("telemetry:\n  enabled: false\n" + NUX_OFF +
+                          "concurrency:\n  pools:\n    default_limit: 1\n")
+    elif "\nnux:" not in "\n" + config.read_text():  # written before the setting came
+        with config.open("a") as f:
+            f.write(NUX_OFF)
+
 
 def has_own_history(settings: Settings) -> bool:
     for folder in (settings.claude_projects, settings.inbox, settings.notes):
@@ -47,6 +65,7 @@ def prepare(settings: Settings, demo: bool | None = None,
         from memory_platform.vault.demo import seed_demo_vault
 
         seed_demo_vault(database, settings, log=log)
+    write_instance_config(settings)
     report = ImportReport()
     scanned = catalog.scan_files(database, catalog.watched_targets(settings, report), report)
     log(f"catalogued {len(scanned):,} source files")

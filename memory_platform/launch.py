@@ -56,23 +56,10 @@ QUIET = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
 SILENT = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
-# No "new user experience" dialog (a sign-up form for Dagster's newsletter) on the first
-# visit: Dagster's instance setting `nux: enabled`.
-NUX_OFF = "nux:\n  enabled: false\n"
-
-
 def prepare_instance(settings: Settings) -> dg.DagsterInstance:
-    """Dagster's own storage lives beside the data, separate from the application database."""
-    settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    config = settings.dagster_home / "dagster.yaml"
-    if not config.exists():
-        # A personal memory store does not phone home; edit this file to change it. The
-        # LLM-calling assets share the `llm` pool: one at a time, so spend stays bounded.
-        config.write_text("telemetry:\n  enabled: false\n" + NUX_OFF +
-                          "concurrency:\n  pools:\n    default_limit: 1\n")
-    elif "\nnux:" not in "\n" + config.read_text():  # written before the setting came
-        with config.open("a") as f:
-            f.write(NUX_OFF)
+    """Dagster's own storage lives beside the data, separate from the application database
+    (its dagster.yaml: first_contact.write_instance_config)."""
+    first_contact.write_instance_config(settings)
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     return dg.DagsterInstance.get()
 

@@ -8,6 +8,7 @@ the tool traffic's vectors take longer, until a minute after every turn had one)
     memory-platform bench first-contact
 """
 
+import contextlib
 import json
 import os
 import shutil
@@ -80,7 +81,9 @@ def _run_up(env: dict, timeout: float, log: Log) -> dict:
         import signal
 
         with_sigint = time.monotonic()
-        os.killpg(proc.pid, signal.SIGINT)
+        found["exited_by_itself"] = proc.poll()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGINT)
         try:
             proc.wait(timeout=120)
         except subprocess.TimeoutExpired:
