@@ -25,6 +25,7 @@ _CHILD_WARNINGS = "ignore:Function `dev_command` is superseded"
 UI_START_TIMEOUT = 180.0
 STOP_GRACE = 30.0
 POLL_SECONDS = 0.5
+SAY_EVERY = 5.0
 
 
 def dagster_log(settings: Settings) -> Path:
@@ -136,9 +137,15 @@ def _wait_until_answers(child: subprocess.Popen, host: str, port: int,
                         logfile: Path | None) -> str | None:
     """The UI's URL once its port answers (said with where the logs are); None when the
     tree exited or a stop was asked first."""
-    deadline = time.monotonic() + UI_START_TIMEOUT
+    began = time.monotonic()
+    deadline = began + UI_START_TIMEOUT
+    said = began
     where = f"; Dagster's logs: {logfile}" if logfile else ""
+    log("starting the Dagster UI (its definitions load first)…")
     while child.poll() is None and not stopping.is_set():
+        if time.monotonic() - said >= SAY_EVERY:  # never a silent terminal while it loads
+            said = time.monotonic()
+            log(f"starting the Dagster UI… {said - began:.0f} s")
         if answers(host, port):
             url = f"http://{host}:{port}"
             log(f"Dagster UI: {url}  (Ctrl-C or SIGTERM to stop{where})")
