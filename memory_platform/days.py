@@ -10,10 +10,44 @@ from datetime import date, datetime, timedelta, timezone
 
 from memory_platform.settings import load_settings
 
+# Before anything is imported, and with no MEMORY_PLATFORM_HISTORY_START.
+DEFAULT_HISTORY_START = "2022-01-01"
+START_FILE = "partitions_start"  # in HOME: the earliest day imported (YYYY-MM-DD)
+
 
 def history_start() -> str:
-    """The first partition key (MEMORY_PLATFORM_HISTORY_START)."""
-    return load_settings().history_start.isoformat()
+    """The first partition key: MEMORY_PLATFORM_HISTORY_START when set, else the earliest
+    day imported (HOME/partitions_start, written by `extend_history_start`), else
+    DEFAULT_HISTORY_START. Read when the definitions load."""
+    settings = load_settings()
+    if settings.history_start is not None:
+        return settings.history_start.isoformat()
+    marker = settings.home / START_FILE
+    if marker.exists():
+        text = marker.read_text(encoding="utf-8").strip()
+        try:
+            return date.fromisoformat(text).isoformat()
+        except ValueError:
+            raise ValueError(f"{marker} should hold a day like 2026-11-30, not {text[:40]!r}; "
+                             f"delete it and run `memory-platform up` again") from None
+    return DEFAULT_HISTORY_START
+
+
+def extend_history_start(first_day: str) -> str | None:
+    """Make the daily partitions start at `first_day` (the earliest day of the history)
+    when it is earlier than where they start now, or when nothing was recorded yet; the
+    new start (None: unchanged, or set by MEMORY_PLATFORM_HISTORY_START). Takes effect
+    when the definitions load next (`up`; the UI's "Reload definitions")."""
+    settings = load_settings()
+    day = date.fromisoformat(first_day).isoformat()
+    marker = settings.home / START_FILE
+    if settings.history_start is not None:
+        return None
+    if marker.exists() and history_start() <= day:
+        return None
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    marker.write_text(day + "\n", encoding="utf-8")
+    return day
 
 
 def clamp_to_partitions(first: str, last: str, now: datetime) -> tuple[str, str] | None:

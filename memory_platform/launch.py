@@ -3,8 +3,8 @@
 - `prepare_instance`: the Dagster instance `memory-platform up` serves, beside the data.
 - `run_job`: a job executed in this process on that instance, so a run started from the CLI
   (or the dashboard) shows in the UI with its lineage like a scheduled one.
-- `bring_up` / `serve_ui`: `memory-platform up` (import the watched folders through the
-  ingest job, with a demo history and demo vault on a machine with none; then `dagster dev`).
+- `first_import` / `bring_up`: `memory-platform up`'s import of the watched folders as
+  Dagster runs (after first_contact.prepare; supervisor.py serves the UI meanwhile).
 - `run_dream`: `memory-platform dream` over a range of days.
 - `promote_via_dagster`: one review decision as a run of `vault_promotion_job`.
 - `run_curate` / `run_curator_purge`: `memory-platform curate` (one `curator_job` or
@@ -15,21 +15,14 @@ Importing this module loads the definitions (Dagster itself); faces import it on
 commands that launch something.
 """
 
-import contextlib
 import os
-import signal
-import socket
-import subprocess
-import sys
-import threading
-import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
 import dagster as dg
 
-from memory_platform import progress, synthetic
-from memory_platform.days import clamp_to_partitions, days_of_keys, week_label
+from memory_platform import first_contact, progress
+from memory_platform.days import days_of_keys, week_label
 from memory_platform.definitions import defs
 from memory_platform.defs.analytics.jobs import weekly_report_job
 from memory_platform.defs.curator.jobs import (
@@ -65,14 +58,9 @@ SILENT = {"loggers": {"console": {"config": {"log_level": "CRITICAL"}}}}
 
 
 def prepare_instance(settings: Settings) -> dg.DagsterInstance:
-    """Dagster's own storage lives beside the data, separate from the application database."""
-    settings.dagster_home.mkdir(parents=True, exist_ok=True)
-    config = settings.dagster_home / "dagster.yaml"
-    if not config.exists():
-        # A personal memory store does not phone home; edit this file to change it. The
-        # LLM-calling assets share the `llm` pool: one at a time, so spend stays bounded.
-        config.write_text("telemetry:\n  enabled: false\n"
-                          "concurrency:\n  pools:\n    default_limit: 1\n")
+    """Dagster's own storage lives beside the data, separate from the application database
+    (its dagster.yaml: first_contact.write_instance_config)."""
+    first_contact.write_instance_config(settings)
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     return dg.DagsterInstance.get()
 
@@ -80,157 +68,63 @@ def prepare_instance(settings: Settings) -> dg.DagsterInstance:
 def run_job(job,
             instance: dg.DagsterInstance, *, tags: Mapping[str, str] | None = None,
             run_config: Mapping[str, Any] | None = None, partition_key: str | None = None,
-            quiet: Mapping[str, Any] = QUIET,
-            raise_on_error: bool = True) -> dg.ExecuteInProcessResult:
+            quiet: Mapping[str, Any] = QUIET, raise_on_error: bool = True,
+            asset_selection: list[dg.AssetKey] | None = None) -> dg.ExecuteInProcessResult:
     """Execute one of the project's jobs (an object from jobs.py) in this process on
     `instance`, with the project's resources. Raises on a failed step (the run is recorded
-    as failed) unless `raise_on_error` is False (the caller reads the outcome)."""
+    as failed) unless `raise_on_error` is False (the caller reads the outcome); only
+    `asset_selection` of its assets (with their checks) when given."""
     resolved = defs.resolve_job_def(job.name)
     return resolved.execute_in_process(
         instance=instance, tags=dict(tags or {}), partition_key=partition_key,
-        run_config={**(run_config or {}), **quiet}, raise_on_error=raise_on_error)
+        run_config={**(run_config or {}), **quiet}, raise_on_error=raise_on_error,
+        asset_selection=asset_selection)
 
 
-def has_own_history(settings: Settings) -> bool:
-    for folder in (settings.claude_projects, settings.inbox, settings.notes):
-        if folder is not None and folder.exists() and any(p.is_file() for p in folder.rglob("*")):
-            return True
-    return False
-
-
-def bring_up(
-    settings: Settings, demo: bool | None = None, log: Callable[[str], None] = print
-) -> dict:
-    """Start the database, catalog the watched folders (a generated demo history, and a demo
-    vault for the curator, on a machine with none), and import every day they cover in one
-    run of the ingest job."""
-    from datetime import datetime, timezone
-
+def first_import(settings: Settings, span: tuple[str, str] | None,
+                 log: Callable[[str], None] = print, every: float = 5.0,
+                 heart: progress.Heartbeat | None = None) -> dict:
+    """The first import as two Dagster runs the UI shows (ingest_raw_events_job over the
+    whole span in one run: raw_events and its checks, raw_events_lake; then the same job's
+    event_embeddings, turns first), with a progress line every `every` seconds (files,
+    events, turns with vectors, rate, time left) from the database (`heart`: one already
+    beating, started before this module loaded Dagster). Returns the database summary and
+    the partitions imported."""
+    if heart is None:
+        with first_contact.beating(settings, log, every) as heart:
+            return first_import(settings, span, log=log, heart=heart)
     from memory_platform.defs.ingest.assets import source_files
 
     database = Database.from_settings(settings)
-    log(f"database: {'external' if settings.database_url else f'embedded in {settings.pgdata}'}")
-    database.url()  # start the embedded server now, so later failures are not about it
-    if demo is None:
-        demo = not has_own_history(settings)
-    if demo and not settings.demo.exists():
-        manifest = synthetic.generate_demo(settings.demo)
-        log(f"no AI history found: generated a demo history ({manifest['events']} events) "
-            f"in {settings.demo}")
-    if demo:  # and a demo vault for the curator, into an empty vault only (vault/demo.py)
-        from memory_platform.vault.demo import seed_demo_vault
-
-        seed_demo_vault(database, settings, log=log)
     instance = prepare_instance(settings)
-    log("cataloguing source files…")
+    # The catalog's asset, for the UI's lineage (first_contact.prepare scanned already:
+    # this re-reads only what changed since).
     result = dg.materialize([source_files], instance=instance,
                             resources=defs.resources, run_config=QUIET)
     if not result.success:
-        raise RuntimeError("materializing source_files failed; see `dagster dev` run logs")
-    span = catalog.event_day_span(database)
-    partitions = 0
-    if span:
-        span = clamp_to_partitions(*span, datetime.now(timezone.utc))
-        if span:
-            log(f"importing raw events {span[0]} .. {span[1]} (one run)…")
-            with progress.listening(log):
-                run = run_job(ingest_raw_events_job, instance, tags=range_tags(*span))
-            if not run.success:
-                raise RuntimeError("the ingest run failed; see `dagster dev` run logs")
-            partitions = len(days_of_keys(*span))
-    return {**catalog.database_summary(database), "partitions": partitions}
+        raise RuntimeError("materializing source_files failed; see its run in the UI")
+    if not span:
+        return {**catalog.database_summary(database), "partitions": 0}
+    tags = range_tags(*span, **{TRIGGER_TAG: "up"})
+    log(f"importing raw events {span[0]} .. {span[1]} (one run; watch it in the UI)…")
+    for phase, keys in (("import", IMPORT_ASSETS), ("vectors", EMBED_ASSETS)):
+        heart.phase = phase
+        run = run_job(ingest_raw_events_job, instance, tags=tags,
+                      asset_selection=[dg.AssetKey(k) for k in keys])
+        if not run.success:
+            raise RuntimeError(f"the {phase} run {run.run_id} failed; see it in the UI")
+    return {**catalog.database_summary(database), "partitions": len(days_of_keys(*span))}
 
 
-# `dagster dev` still works but says `dg dev` supersedes it, in every start; that is
-# Dagster's roadmap, not the user's concern.
-_CHILD_WARNINGS = "ignore:Function `dev_command` is superseded"
-UI_START_TIMEOUT = 180.0
-STOP_GRACE = 30.0
+IMPORT_ASSETS = ("raw_events", "raw_events_lake")
+EMBED_ASSETS = ("event_embeddings",)
 
 
-def _default_signals() -> None:
-    """In the `dagster dev` child: SIGINT and SIGTERM back to their defaults. Started in the
-    background (`memory-platform up &`, nohup) a process inherits SIGINT ignored, and
-    Dagster maps SIGTERM to SIGINT's handler: the whole tree would ignore both."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
-def _answers(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
-def serve_ui(settings: Settings, host: str = "127.0.0.1", port: int = 3000,
-             log: Callable[[str], None] = print) -> int:
-    """`dagster dev` on the project's definitions, with Dagster's storage beside the data.
-    Says where the UI is once its port answers. SIGINT or SIGTERM to this process stops the
-    whole tree (webserver, daemon, code server) and waits for it; a tree that does not stop
-    within STOP_GRACE seconds is terminated, then killed. Returns the child's exit code."""
-    env = {**os.environ, "DAGSTER_HOME": str(settings.dagster_home),
-           "PYTHONWARNINGS": _CHILD_WARNINGS}
-    command = [
-        sys.executable, "-m", "dagster", "dev", "-m", "memory_platform.definitions",
-        "-h", host, "-p", str(port),
-    ]
-    # Its own session: a signal meant for the tree goes through here, once, and the group
-    # can be ended as a whole if it does not stop by itself.
-    child = subprocess.Popen(command, env=env, start_new_session=True,
-                             preexec_fn=_default_signals)
-    stopping = threading.Event()
-
-    def forward(signum, frame) -> None:
-        stopping.set()
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(child.pid, signal.SIGINT)
-
-    previous = {sig: signal.signal(sig, forward) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        deadline = time.monotonic() + UI_START_TIMEOUT
-        while child.poll() is None and not stopping.is_set():
-            if _answers(host, port):
-                log(f"Dagster UI: http://{host}:{port}  (Ctrl-C or SIGTERM to stop)")
-                break
-            if time.monotonic() > deadline:
-                log(f"the Dagster UI did not answer on {host}:{port} within "
-                    f"{UI_START_TIMEOUT:.0f} s; still waiting (see the lines above)")
-                deadline = float("inf")
-            time.sleep(0.5)
-        while child.poll() is None and not stopping.wait(1.0):
-            pass
-        return _stop(child) if stopping.is_set() else child.returncode
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-
-
-def _stop(child: subprocess.Popen) -> int:
-    """Wait for a tree that was asked to stop; terminate, then kill, what lingers."""
-    for sig, grace in ((None, STOP_GRACE), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
-        if sig is not None:
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(child.pid, sig)
-        if _group_gone(child, grace):
-            break
-    child.wait()
-    return 0 if child.returncode in (0, -signal.SIGINT, 130) else child.returncode
-
-
-def _group_gone(child: subprocess.Popen, timeout: float) -> bool:
-    """Whether every process of the child's group has exited within `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        child.poll()  # reap the leader: a zombie still counts as a member of its group
-        try:
-            os.killpg(child.pid, 0)
-        except ProcessLookupError:
-            return True
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.2)
+def bring_up(settings: Settings, demo: bool | None = None,
+             log: Callable[[str], None] = print) -> dict:
+    """`up --no-serve`: first_contact.prepare, then first_import in the foreground."""
+    prepared = first_contact.prepare(settings, demo=demo, log=log)
+    return first_import(settings, prepared["span"], log=log)
 
 
 def run_dream(

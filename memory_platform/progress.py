@@ -108,3 +108,81 @@ class Tracker:
         if self._report is not None:
             self._report(line)
         emit(line)
+
+
+Snapshot = dict[str, int]  # files, files_imported, events, turns, turns_with_vectors, ...
+
+
+class Heartbeat:
+    """A line every `every` seconds, whatever the work in progress does: `read()` counts
+    what is done so far (files imported, events, turns and events with vectors, from the
+    database), and the line says it with the rate and the time left of the phase under way
+    (`phase`: "import", then "vectors"). `up` runs one beside its first import (`beating`)."""
+
+    def __init__(self, read: Callable[[], Snapshot], say: Callable[[str], None], *,
+                 every: float = 5.0, clock: Callable[[], float] = time.monotonic):
+        self._read, self._say, self._every, self._clock = read, say, every, clock
+        self._started = clock()
+        self.phase = "import"  # or "vectors": what the rate and the time left are of
+        self._phase: tuple[str, float, int] | None = None  # (name, since, count then)
+
+    def beat(self) -> str:
+        """Read the counts and say the line (returned)."""
+        try:
+            line = self.line(self._read())
+        except Exception as error:  # a beat must not end the import; the reason is said
+            line = f"progress unavailable: {type(error).__name__}: {error}"
+        self._say(line)
+        return line
+
+    def line(self, s: Snapshot) -> str:
+        now = self._clock()
+        name = self.phase
+        importing = name == "import"
+        done, total = ((s["events"], s["events_expected"]) if importing
+                       else (s["with_vectors"], s["with_text"]))
+        if self._phase is None or self._phase[0] != name:
+            self._phase = (name, now, done)
+        _, since, at_start = self._phase
+        rate = (done - at_start) / (now - since) if now > since else 0.0
+        parts = [f"{s['files_imported']:,}/{s['files']:,} files",
+                 f"{s['events']:,} events",
+                 f"{s['turns_with_vectors']:,}/{s['turns']:,} turns with vectors"]
+        if not importing:
+            parts.append(f"{s['with_vectors']:,}/{s['with_text']:,} events with vectors")
+        unit = "events imported/s" if importing else "events embedded/s"
+        parts.append(f"{rate:,.0f} {unit}" if rate >= 10 else f"{rate:,.1f} {unit}")
+        left = max(total - done, 0)
+        if left and rate > 0:
+            parts.append(f"about {_clock(left / rate)} left")
+        elif not left:
+            parts.append(f"done in {_clock(now - self._started)}")
+        return f"{name}: " + ", ".join(parts)
+
+    def run(self, stop: threading.Event,
+            wait: Callable[[float], bool] | None = None) -> None:
+        """Beat at every multiple of `every` seconds since the start, until `stop` is set (a
+        slow read does not stretch the interval)."""
+        wait = wait or stop.wait
+        beats = 0
+        while True:
+            beats += 1
+            if wait(max(0.0, self._started + beats * self._every - self._clock())):
+                return
+            self.beat()
+
+
+@contextmanager
+def beating(read: Callable[[], Snapshot], say: Callable[[str], None],
+            every: float = 5.0) -> Iterator[Heartbeat]:
+    """A Heartbeat in a thread while the block runs; the last line once at the end."""
+    heart = Heartbeat(read, say, every=every)
+    stop = threading.Event()
+    thread = threading.Thread(target=heart.run, args=(stop,), name="heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield heart
+    finally:
+        stop.set()
+        thread.join(timeout=every + 5)
+    heart.beat()

@@ -51,8 +51,10 @@ class Settings(BaseSettings):
     reports: Path | None = Field(None, description=(
         "Where the weekly reports are written, one folder per ISO week (default "
         "`HOME/reports`)."))
-    history_start: date = Field(date(2022, 1, 1), description=(
-        "First day of the daily partitions; older events still import from the CLI."))
+    history_start: date | None = Field(None, description=(
+        "First day of the daily partitions (default: the earliest day imported, which "
+        "`up` and the folder sensor keep in `HOME/partitions_start`; 2022-01-01 before "
+        "any); older events still import from the CLI."))
 
     # --- models ---------------------------------------------------------------------------
     embedder: str = Field("local-ctx2", description=(

@@ -143,3 +143,55 @@ def test_up_in_the_background_stops_on_sigterm_with_its_tree_and_database(home, 
             proc.wait()
         log.close()
         shutil.rmtree(data_home, ignore_errors=True)
+
+
+def test_up_serves_the_ui_before_the_import_of_a_big_history_finishes(home, tmp_path):
+    """Issue 22 pt 2: the URL first, then the import and the embeddings as runs, with a
+    progress line at least every 5 s; Dagster's own logs in HOME/logs/dagster.log."""
+    from memory_platform import synthetic
+
+    projects = tmp_path / "claude-projects"
+    manifest = synthetic.generate_history(tmp_path / "gen", 4000, seed=11,
+                                          mix={"claude-code": 1.0})
+    (tmp_path / "gen" / "claude-code" / "projects").rename(projects)
+    port = _free_port()
+    log = (tmp_path / "up.log").open("w")
+    proc = subprocess.Popen([CLI, "up", "--no-demo", "--port", str(port)], stdout=log,
+                            stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+    began = time.monotonic()
+    try:
+        deadline = began + 300
+        while time.monotonic() < deadline and proc.poll() is None:
+            if "Dagster UI: http://" in (tmp_path / "up.log").read_text():
+                break
+            time.sleep(0.5)
+        text = (tmp_path / "up.log").read_text()
+        assert "Dagster UI: http://" in text, text[-3000:]
+        assert "ready:" not in text, "the UI came only after the import"
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            pass
+        # then the import and its vectors, a line at least every 5 s (a little slack for
+        # the loaded machine), for a minute of it
+        seen, last = 0, time.monotonic()
+        while time.monotonic() - last < 60 and proc.poll() is None:
+            lines = [line for line in (tmp_path / "up.log").read_text().splitlines()
+                     if line.startswith(("import: ", "vectors: "))]
+            if len(lines) > seen:
+                seen, last = len(lines), time.monotonic()
+                if seen >= 8:
+                    break
+            assert time.monotonic() - last < 8, f"no progress line for 8 s after {seen}"
+            time.sleep(0.5)
+        text = (tmp_path / "up.log").read_text()
+        assert seen >= 8 and "turns with vectors" in text, text[-3000:]
+        assert "dagster - INFO" not in text and "dagster.daemon" not in text
+        assert (home / "logs" / "dagster.log").stat().st_size > 0
+        assert manifest["events"] >= 4000
+    finally:
+        os.killpg(proc.pid, signal.SIGINT)
+        try:
+            proc.wait(timeout=90)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        log.close()

@@ -222,3 +222,21 @@ def bench_recall(
         recall.run(out, size=size, calls=calls, parts=tuple(_names(parts)), log=say)
 
     run(body)
+
+
+@bench_app.command("first-contact")
+def bench_first_contact(
+    events: Annotated[int, typer.Option(help="Events in the generated Claude Code history.")]
+        = 6000,
+    out: Annotated[Path, typer.Option(help="Where to write the figures (JSON).")] =
+        Path("benchmarks/results/first-contact.json"),
+) -> None:
+    """A newcomer's `up` on a fresh HOME: seconds to the UI, to the newest turn found by
+    meaning, to every turn with a vector, and the longest silence in the terminal."""
+
+    def body():
+        from memory_platform.bench import first_contact
+
+        first_contact.run(out, events=events, log=say)
+
+    run(body)

@@ -174,19 +174,23 @@ def up(
     serve: Annotated[bool, typer.Option("--serve/--no-serve", help="Start the Dagster UI.")] = True,
     port: Annotated[int, typer.Option(help="Port for the Dagster UI.")] = 3000,
     host: Annotated[str, typer.Option(help="Address for the Dagster UI.")] = "127.0.0.1",
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", help="Print Dagster's webserver and daemon logs here (default: "
+        "HOME/logs/dagster.log).")] = False,
 ) -> None:
-    """Import the watched folders and serve the Dagster UI.
+    """Serve the Dagster UI and import the watched folders.
 
-    Start the database, import the watched folders and serve the Dagster UI.
+    Start the database, catalogue the watched folders, serve the Dagster UI, then import
+    and embed as Dagster runs shown in the UI, with a progress line here every 5 s.
 
-    Imports everything in the watched folders (a demo history on a machine with none) and
-    materializes it in Dagster before serving the UI."""
+    On a machine with no history of its own a demo history is generated. Dagster's own logs
+    go to HOME/logs/dagster.log (--verbose prints them here)."""
 
     def body():
         # Started in the background (`up &`, nohup) the shell leaves SIGINT ignored: take the
         # default back, so `kill -INT` stops an import as Ctrl-C does.
         signal.signal(signal.SIGINT, signal.default_int_handler)
-        from memory_platform import launch
+        from memory_platform import first_contact, supervisor
         from memory_platform.llm.providers import llm_not_configured
 
         settings = load_settings()
@@ -194,20 +198,35 @@ def up(
         def log(message: str) -> None:
             err.print(message, highlight=False, markup=False)
 
-        summary = launch.bring_up(settings, demo=demo, log=log)
-        err.print(
-            f"[green]ready:[/] {summary['events']:,} events across "
-            f"{summary['partitions']} day partitions",
-            highlight=False, markup=True,
-        )
-        for example in _examples(summary):
-            err.print(f"  try: {example}", highlight=False, markup=False)
-        problem = llm_not_configured()
-        if problem:
-            warn(f"dreams are off until an LLM is configured (the nightly schedule and the "
-                 f"session-end sensor start stopped): {problem}")
-        if serve:
-            raise typer.Exit(launch.serve_ui(settings, host=host, port=port, log=log))
+        # Before Dagster loads: the definitions' daily partitions start at the earliest
+        # day of the history, which this catalogues.
+        prepared = first_contact.prepare(settings, demo=demo, log=log)
+
+        def hints(summary: dict) -> None:
+            for example in _examples(summary):
+                err.print(f"  try: {example}", highlight=False, markup=False)
+            problem = llm_not_configured()
+            if problem:
+                warn(f"dreams are off until an LLM is configured (the nightly schedule and "
+                     f"the session-end sensor start stopped): {problem}")
+
+        def work() -> None:
+            with first_contact.beating(settings, log) as heart:  # before Dagster loads
+                from memory_platform import launch
+
+                summary = launch.first_import(settings, prepared["span"], log=log,
+                                              heart=heart)
+            err.print(f"[green]ready:[/] {summary['events']:,} events across "
+                      f"{summary['partitions']} day partitions, searchable by meaning",
+                      highlight=False, markup=True)
+
+        if not serve:
+            work()
+            hints({"events": 1})
+            return
+        raise typer.Exit(supervisor.serve(
+            settings, host=host, port=port, log=log, verbose=verbose,
+            ready=lambda url: hints({"events": 1 if prepared["span"] else 0}), work=work))
 
     run(body)
 

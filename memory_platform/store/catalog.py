@@ -273,3 +273,19 @@ def finish_import_run(
            WHERE id = %s""",
         (status, files, events_new, events_existing, events_revised, error_count, run_id),
     )
+
+
+def import_counts(conn: psycopg.Connection) -> dict[str, int]:
+    """How far imports got, for a progress line: files catalogued, files with events
+    stored (a range run's import records no per-file state), the events the catalog says
+    they hold, and the events stored."""
+    row = conn.execute(
+        """SELECT count(*),
+                  (SELECT count(DISTINCT source_file_id) FROM events
+                   WHERE source_file_id IS NOT NULL),
+                  coalesce(sum(event_count), 0), (SELECT count(*) FROM events)
+           FROM source_files"""
+    ).fetchone()
+    assert row is not None
+    keys = ("files", "files_imported", "events_expected", "events")
+    return dict(zip(keys, (int(v) for v in row), strict=True))

@@ -154,3 +154,11 @@ def conversation_neighbours(
         ).fetchall()
         later = [dict(zip(_SHOWN_COLUMNS, r, strict=True)) for r in rows]
     return earlier, later
+
+
+def newest_turn(conn: psycopg.Connection, kinds: Sequence[str]) -> tuple[int, str] | None:
+    """(id, text) of the newest event of `kinds` with text (bench first-contact)."""
+    row = conn.execute(
+        "SELECT id, text FROM events WHERE kind = ANY(%s) AND text ~ '\\S' "
+        "ORDER BY occurred_at DESC, id DESC LIMIT 1", (list(kinds),)).fetchone()
+    return (row[0], row[1]) if row else None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from memory_platform.days import clamp_to_partitions, merge_day_ranges
+from memory_platform.days import clamp_to_partitions, extend_history_start, merge_day_ranges
 from memory_platform.defs.ingest.jobs import ingest_raw_events_job
 from memory_platform.ingest import catalog
 from memory_platform.ingest.report import ImportReport
@@ -46,15 +46,21 @@ def covered(first: str, last: str, scanned_at: datetime | None,
                for started, run_first, run_last in runs)
 
 
+# A run that succeeded, or one under way (`up` serves the UI while its first import runs:
+# the sensor's first tick must not import the same files a second time).
+IMPORTING = [dg.DagsterRunStatus.SUCCESS, dg.DagsterRunStatus.STARTED,
+             dg.DagsterRunStatus.STARTING, dg.DagsterRunStatus.NOT_STARTED]
+
+
 def import_runs_since(instance: dg.DagsterInstance, since: datetime
                       ) -> list[tuple[datetime, str, str]]:
-    """(start, first day, last day) of the successful runs that imported raw events since
-    `since`: range runs carry their range in tags, single-partition runs their key."""
+    """(start, first day, last day) of the successful (or running) runs that import raw
+    events since `since`: range runs carry their range in tags, single-partition runs their key."""
     found = []
     # dream_job by name: the dream's definitions import this domain's, not the other way.
     for job_name in (ingest_raw_events_job.name, "dream_job"):
         records = instance.get_run_records(dg.RunsFilter(
-            job_name=job_name, statuses=[dg.DagsterRunStatus.SUCCESS], created_after=since))
+            job_name=job_name, statuses=IMPORTING, created_after=since))
         for record in records:
             tags = record.dagster_run.tags
             first = tags.get(RANGE_START) or tags.get(PARTITION_TAG)
@@ -108,6 +114,11 @@ def source_folders_sensor(
         result = scanned[0]
         if result.min_at is None or result.max_at is None:
             continue
+        moved = extend_history_start(result.min_at.strftime("%Y-%m-%d"))
+        if moved:  # an older export: its days exist once the definitions load again
+            context.log.warning(f"{path} goes back to {moved}: the daily partitions start "
+                                f"there after the definitions reload (the UI's Reload "
+                                f"definitions, or the next `memory-platform up`)")
         span = clamp_to_partitions(
             result.min_at.strftime("%Y-%m-%d"), result.max_at.strftime("%Y-%m-%d"),
             datetime.now(timezone.utc),
