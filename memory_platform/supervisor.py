@@ -162,15 +162,22 @@ def _wait_until_answers(child: subprocess.Popen, host: str, port: int,
 
 
 def stop(child: subprocess.Popen) -> int:
-    """Wait for a tree that was asked to stop; terminate, then kill, what lingers."""
+    """Wait for a tree that was asked to stop; terminate, then kill, what lingers. 0 when
+    the whole tree stopped within STOP_GRACE of the request, whatever code `dagster dev`
+    gives (a stop that lands during a sensor tick makes it exit 1, with the daemon's
+    "user code server unreachable" traceback in its log); else the child's code."""
+    forced = False
     for sig, grace in ((None, STOP_GRACE), (signal.SIGTERM, 10.0), (signal.SIGKILL, 10.0)):
         if sig is not None:
+            forced = True
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(child.pid, sig)
         if _group_gone(child, grace):
             break
     child.wait()
-    return 0 if child.returncode in (0, -signal.SIGINT, 130) else child.returncode
+    if not forced or child.returncode in (0, -signal.SIGINT, 130):
+        return 0
+    return child.returncode or 1
 
 
 def _group_gone(child: subprocess.Popen, timeout: float) -> bool:

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.slow
 
 REPO = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-LOCATION, REPOSITORY = "memory_platform", "__repository__"
+LOCATION, REPOSITORY = "memory_platform.definitions", "__repository__"
 # Dagster's own tags for a run over a range of partitions (memory_platform/resources/common.py names them;
 # importing that module would load every asset into this test process).
 RANGE_START, RANGE_END = "dagster/asset_partition_range_start", "dagster/asset_partition_range_end"

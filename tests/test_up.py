@@ -130,7 +130,7 @@ def test_up_in_the_background_stops_on_sigterm_with_its_tree_and_database(home, 
         assert len(tree) >= 3 and psutil.pid_exists(postgres)
 
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=120) == 0
+        assert proc.wait(timeout=120) == 0, (tmp_path / "up.log").read_text()[-3000:]
         gone, alive = psutil.wait_procs(tree, timeout=30)
         assert [p.pid for p in alive] == [], "processes left behind by up"
         deadline = time.monotonic() + 30
