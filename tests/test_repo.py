@@ -107,3 +107,10 @@ def test_architecture_is_a_map():
     text = (Path(__file__).resolve().parent.parent / "ARCHITECTURE.md").read_text()
     assert len(text.split()) <= 3000
     assert "## Glossary" in text
+
+
+def test_benchmarks_name_no_issue_numbers():
+    """BENCHMARKS.md keeps results, newest first, said by what was measured: an issue
+    number means nothing to a reader who has no tracker (the commit log keeps them)."""
+    text = (Path(__file__).resolve().parent.parent / "BENCHMARKS.md").read_text()
+    assert re.findall(r"(?i)\bissue \d+", text) == []
