@@ -163,6 +163,19 @@ def test_nul_and_lone_surrogates_are_stored_not_lost(db, tmp_path):
     assert text.startswith("before") and "after" in text and "\x00" not in text
 
 
+def test_a_window_import_counts_as_an_import_for_status(db, tmp_path):
+    """`up` and the sensor import by daily window, never the whole file at once: status
+    must not then say the folder "has not been imported (never)"."""
+    from memory_platform.ingest import catalog
+
+    write_transcript(tmp_path / "s.jsonl", 48, step=timedelta(hours=1))
+    assert catalog.last_import_under(db, tmp_path.resolve()) is None
+    start = datetime(2026, 3, 2, tzinfo=timezone.utc)
+    ingest.import_path(db, "claude-code", tmp_path, window=(start, start + timedelta(days=1)))
+    last = catalog.last_import_under(db, tmp_path.resolve())
+    assert last is not None and last > datetime.now(timezone.utc) - timedelta(minutes=5)
+
+
 def test_same_record_in_two_files_is_stored_once(db, tmp_path):
     records = write_transcript(tmp_path / "a.jsonl", 5)
     # A resumed session copies earlier records (same uuids) into a new file.

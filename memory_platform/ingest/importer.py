@@ -70,6 +70,7 @@ def import_path(
                 conn, [(file_kind, str(file.resolve())) for file_kind, file in targets])
             # Hashing and registering a chunk of files at a time keeps catalog round trips
             # (slow while the writer thread holds the GIL) out of the per-file path.
+            read_in_window: list[int] = []  # files a window import read (status's "last")
             for start in range(0, len(targets), CATALOG_CHUNK):
                 plans = [_plan(conn, file_kind, file, window, report, catalog)
                          for file_kind, file in targets[start:start + CATALOG_CHUNK]]
@@ -81,9 +82,12 @@ def import_path(
                         if machine_id is not None:
                             plan.machine_id = machine_id
                         _parse_file(writer, plan, ids[(plan.kind, plan.path)], window, report)
+                        if window is not None:
+                            read_in_window.append(ids[(plan.kind, plan.path)])
                     if progress:
                         progress("file", 1)
             writer.close()
+            catalog_store.mark_imported(conn, read_in_window)
             status = "succeeded"
         finally:
             if status != "succeeded":

@@ -195,6 +195,16 @@ def touch_source_file(conn: psycopg.Connection, file_id: int, size: int, mtime_n
     )
 
 
+def mark_imported(conn: psycopg.Connection, file_ids: Sequence[int]) -> None:
+    """A window import (a daily partition: what `up` and the sensor run) read these files
+    for the events inside its window: that is when they were last imported, for status's
+    "not imported for a week". Their content state (imported sha256, parsed bytes) stays
+    for whole-file imports to say."""
+    if file_ids:
+        conn.execute("UPDATE source_files SET last_import_at = now() WHERE id = ANY(%s)",
+                     (list(file_ids),))
+
+
 def last_import_under(conn: psycopg.Connection, folder: str) -> datetime | None:
     row = conn.execute(
         "SELECT max(last_import_at) FROM source_files WHERE path LIKE %s",
