@@ -26,7 +26,7 @@ NOT_READS = {
     "token revoke", "curator restore", "curator purge", "lint run", "lint resolve",
     "recall serve", "recall stop", "recall classify", "bench ingest", "bench search",
     "bench dedup", "bench review", "bench curator", "bench serve", "bench analytics",
-    "bench hostile", "bench recall", "bench collect", "machine name",
+    "bench hostile", "bench recall", "bench collect", "bench first-contact", "machine name",
     # swept apart: the hooks (sweep_hooks)
     "hook session-end", "hook session-start", "hook prompt",
     # a dbt build and a warehouse (~40 s here): past the sweep's 60 s; its texts are the
