@@ -313,6 +313,33 @@ def test_hook_events_are_requested_without_waiting(env):
     assert json.loads(after.cursor)["queued"] == []
 
 
+def test_a_clear_dreams_the_session_it_ended_through_the_same_throttle(env):
+    """/clear in Claude Code ends the session (SessionEnd, reason "clear") and starts a new
+    one: the ended session is dreamed at once, and a second /clear inside the throttle
+    window waits for it, like any session end (the design's "dream on /clear")."""
+    home, projects = env
+    now = datetime.now(timezone.utc)
+    instance = dg.DagsterInstance.ephemeral()
+    for session in ("before-clear", "after-clear"):
+        write_transcript(projects / f"{session}.jsonl", 4, session=session,
+                         start=now - timedelta(minutes=10), step=timedelta(minutes=1))
+    idle = _sensor(None, instance)
+    assert idle.run_requests == []
+
+    hooks.session_end(json.dumps({"session_id": "before-clear", "reason": "clear",
+                                  "hook_event_name": "SessionEnd"}), home)
+    first = _sensor(idle.cursor, instance)
+    [request] = first.run_requests
+    assert request.tags["memory-platform/trigger"] == "session-end"
+    assert json.loads(first.cursor)["dreamed"] and len(json.loads(first.cursor)["dreamed"]) == 1
+
+    hooks.session_end(json.dumps({"session_id": "after-clear", "reason": "clear",
+                                  "hook_event_name": "SessionEnd"}), home)
+    second = _sensor(first.cursor, instance)
+    assert second.run_requests == []
+    assert "1 session waiting" in second.skip_reason.skip_message
+
+
 def test_unreadable_queue_file_is_set_aside(env):
     home, _ = env
     queue = hooks.queue_dir(home)
