@@ -25,7 +25,7 @@ from memory_platform.store import Database, memory_search
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
 from memory_platform.store import recall as recall_store
-from memory_platform.vault import memories as vault_service
+from memory_platform.vault import memories
 from memory_platform.vault import project as project_facts
 from memory_platform.vault.budget import TOKENIZER_NAME, count_many, count_tokens
 from memory_platform.vault.service import check, embed_text, visible_primaries
@@ -106,7 +106,7 @@ def _relevant(db: Database, chosen: list[str], query: str, *, relevance: str,
         return ranked
     embedder, vector = embed_text(embedder, query)
     if fill_missing:
-        vault_service.embed_missing_memories(db, embedder)
+        memories.embed_missing_memories(db, embedder)
     with db.connect() as conn:
         semantic = memory_search.nearest_memories(conn, embedder.name, embedder.dims, vector,
                                                   chosen, k=CONTEXT_POOL, reviews=(),

@@ -23,8 +23,7 @@ from memory_platform.query.inputs import InvalidInput, check_optional_text, chec
 from memory_platform.store import Database, memory_embeddings
 from memory_platform.store import memories as memory_store
 from memory_platform.store import namespaces as namespace_store
-from memory_platform.vault import gate
-from memory_platform.vault import memories as vault_service
+from memory_platform.vault import gate, memories
 from memory_platform.vault.tokens import Scope
 from memory_platform.vault.topics import slugify
 
@@ -138,7 +137,7 @@ def list_all(db: Database, scope: Scope, namespace: str, *,
     wanted = _status_filter(status)
     with db.connect() as conn:
         _require(conn, scope, namespace)
-    rows, total = vault_service.list_all(db, namespace, status=wanted)
+    rows, total = memories.list_all(db, namespace, status=wanted)
     return [shown(r) for r in rows], total
 
 
@@ -190,7 +189,7 @@ def read(db: Database, scope: Scope, memory_id: int) -> dict:
 
 
 def embed_text(embedder: Embedder | None, text: str):
-    embedder = embedder or vault_service.vault_embedder()
+    embedder = embedder or memories.vault_embedder()
     return embedder, embedder.embed([memory_store.normalize_text(text)])[0]
 
 
@@ -211,8 +210,8 @@ def add(db: Database, scope: Scope, namespace: str, text: str, category: str | N
         raise ValueError(f"{namespace!r} holds the dream's output; write to the primary "
                          f"namespace or to its __ideas")
     _check_text(text, category)
-    return vault_service.add(db, namespace, text, category, actor, "hand",
-                             embedder=embedder or vault_service.vault_embedder(), topic=topic)
+    return memories.add(db, namespace, text, category, actor, "hand",
+                        embedder=embedder or memories.vault_embedder(), topic=topic)
 
 
 def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: str | None, *,
@@ -273,7 +272,7 @@ def add_idea(db: Database, scope: Scope, namespace: str, text: str, category: st
             if existing is not None:
                 memory_id, created = existing, False
             else:
-                labelled = vault_service.label(conn, target, text, category, topic)
+                labelled = memories.label(conn, target, text, category, topic)
                 memory_id, created = memory_store.add_memory(
                     conn, namespace=target, text=text, category=labelled.category,
                     source=source, review="pending", why=why, actor=actor,
@@ -407,8 +406,8 @@ def search(db: Database, scope: Scope, query: str, *, namespace: str | None = No
             searched = [namespace]
         else:
             searched = visible_primaries(conn, scope)
-    hits = vault_service.search_namespaces(db, embedder, vector, query, searched, k,
-                                           include_superseded=include_superseded)
+    hits = memories.search_namespaces(db, embedder, vector, query, searched, k,
+                                      include_superseded=include_superseded)
     # Defence in depth: nothing outside the scope leaves, whatever the SQL returned.
     hits = [h for h in hits if scope.permits(h["namespace"])]
     with db.connect() as conn:  # a hit does not carry the flag: asked of the rows found
