@@ -28,11 +28,10 @@ def get_event(db: Database, event_id: int, *, before: int = 0, after: int = 0) -
     event, earlier, later = on_connection(db, run)
     if event is None:
         return None
-    masked = [0]
-    shown = {"event": _json_safe(event, masked),
-             "before": [_json_safe(e, masked) for e in earlier],
-             "after": [_json_safe(e, masked) for e in later]}
-    return {**shown, "masked": masked[0]}
+    rows = [_json_safe(e) for e in (event, *earlier, *later)]
+    shown = [row for row, _ in rows]
+    return {"event": shown[0], "before": shown[1:1 + len(earlier)],
+            "after": shown[1 + len(earlier):], "masked": sum(hits for _, hits in rows)}
 
 
 def timeline(
@@ -54,16 +53,16 @@ def timeline(
             for day, source, n, machine in rows]
 
 
-def _json_safe(row: dict, masked: list[int]) -> dict:
+def _json_safe(row: dict) -> tuple[dict, int]:
     """The row as it leaves the store: JSON-safe, and every string masked (the turn, its
-    project path, its author...: a credential can sit in any of them; raw stays in cairn).
-    Adds the masks applied to `masked[0]`."""
-    out = {}
+    project path, its author...: a credential can sit in any of them; raw stays in cairn);
+    with how many masks that applied."""
+    out, masked = {}, 0
     for key, value in row.items():
         if isinstance(value, datetime):
             value = value.isoformat()
         elif isinstance(value, str):
             value, hits = outgoing_counted(value)
-            masked[0] += hits
+            masked += hits
         out["event_id" if key == "id" else key] = value
-    return out
+    return out, masked
